@@ -1,0 +1,36 @@
+import type { Db } from '../db/pool.js';
+import { qualityFlags, type QualityFlag } from '../readings/quality.js';
+import { flagReadings } from '../readings/store.js';
+import { stationExists } from '../stations/queries.js';
+import { parseCommandArgs } from './args.js';
+import { UsageError } from './usage.js';
+
+/** A date alone means the whole UTC day: its start for --from, its last millisecond for --to. */
+function parseTime(name: 'from' | 'to', value: string | undefined): string {
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  const iso = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+  if (!iso.test(value)) throw new UsageError(`--${name} must be an ISO 8601 date or time, got '${value}'`);
+  const hasOffset = /(Z|[+-]\d{2}(:?\d{2})?)$/.test(value) && value.length > 10;
+  const date = new Date(
+    value.length === 10 ? `${value}T${name === 'to' ? '23:59:59.999' : '00:00:00'}Z` : hasOffset ? value : `${value}Z`,
+  );
+  if (Number.isNaN(date.getTime())) throw new UsageError(`--${name} is not a valid time: '${value}'`);
+  return date.toISOString();
+}
+
+/** `envmon flag --station ID --from T --to T --flag invalid|ok|suspect`: times are UTC unless they carry an offset. */
+export async function flagCommand(db: Db, args: string[], out: (line: string) => void): Promise<void> {
+  const { values } = parseCommandArgs(
+    args,
+    { station: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, flag: { type: 'string' } },
+    [],
+  );
+  if (values.station === undefined) throw new UsageError('--station is required');
+  const from = parseTime('from', values.from);
+  const to = parseTime('to', values.to);
+  if (from > to) throw new UsageError('--from must not be after --to');
+  if (!qualityFlags.includes(values.flag as QualityFlag)) throw new UsageError(`--flag must be one of ${qualityFlags.join(', ')}`);
+  if (!(await stationExists(db.pool, values.station))) throw new UsageError(`station '${values.station}' does not exist`);
+  const changed = await flagReadings(db, { stationId: values.station, from, to, flag: values.flag as QualityFlag });
+  out(`${changed} readings of ${values.station} flagged ${values.flag} between ${from} and ${to}`);
+}

@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../db/pool.js';
+import { createApp } from '../http/app.js';
+import { listen } from '../http/server.js';
+import { isEmpty, loadDemo } from './demo.js';
+import { parseCommandArgs } from './args.js';
+
+/**
+ * `envmon serve [--demo]`: serves until SIGINT/SIGTERM, then stops accepting, lets in-flight requests
+ * finish (ingests commit or roll back, downloads end) and resolves so that main closes the database.
+ */
+export async function serveCommand(config: Config, db: Db, log: Logger, args: string[]): Promise<void> {
+  const { values } = parseCommandArgs(args, { demo: { type: 'boolean' } }, []);
+  if (values.demo && (await isEmpty(db))) {
+    const started = Date.now();
+    const loaded = await loadDemo(db);
+    log.info({ ...loaded, ms: Date.now() - started }, 'demo data loaded');
+  }
+  const { app } = createApp({ config, db, log });
+  const running = await listen(app, config.port, config.host);
+  log.info({ url: `${running.url}/api/v1/`, engine: db.engine }, 'serving');
+  console.error(`envmon serving ${config.baseUrl}/ on ${running.url} (engine: ${db.engine})`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'draining in-flight requests');
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      // A second signal, or a drain that outlives 10 s, ends the process the hard way.
+      const force = setTimeout(() => process.exit(1), 10_000);
+      force.unref();
+      process.once('SIGINT', () => process.exit(1));
+      process.once('SIGTERM', () => process.exit(1));
+      running.close().then(resolve, resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

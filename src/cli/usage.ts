@@ -1,0 +1,15 @@
+/** A wrong command line; main prints it with the usage and exits 2. */
+export class UsageError extends Error {}
+
+export const usage = `usage: envmon <command>
+
+commands:
+  serve [--demo]                 run the HTTP server (--demo: load demo data first into an empty database)
+  migrate                        apply pending migrations
+  demo                           load demo stations, 30 days of readings and demo content into an empty database
+  stations add ID --name N --location-name L --altitude M [--lat X --lon Y] [--status S]
+  keys issue ID                  create an API key for station ID (printed once, on the last line)
+  keys list ID                   list the key ids of station ID
+  keys revoke KEY_ID             revoke a key at once
+  flag --station ID --from T --to T --flag invalid|ok|suspect
+                                 override quality_flag for a time range; aggregates follow`;

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((value) => protocols.includes(new URL(value).protocol), {
+      message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+    });
+
+const optional = <T extends z.ZodTypeAny>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const configSchema = z.object({
+  DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
+  DB_ENGINE: z.enum(['auto', 'timescale', 'portable']).default('auto'),
+  PORT: integer(8000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: url(['http:', 'https:']).default('http://localhost:8000'),
+  REDIS_URL: optional(url(['redis:', 'rediss:'])),
+  RATE_LIMIT_PER_MINUTE: integer(120, 0, 1_000_000),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  DEFAULT_STATION: optional(z.string().min(1)),
+  INGEST_MAX_READINGS: integer(10_000, 1, 1_000_000),
+  INGEST_MAX_BYTES: integer(5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  DATA_DIR: z.string().min(1).default('.data'),
+  EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
+  DB_POOL_SIZE: integer(10, 1, 200),
+  STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Engine = 'timescale' | 'portable';
+
+export type Config = {
+  databaseUrl: string | undefined;
+  engine: Engine | 'auto';
+  port: number;
+  host: string;
+  publicUrl: string;
+  baseUrl: string;
+  redisUrl: string | undefined;
+  rateLimitPerMinute: number;
+  trustProxy: boolean;
+  defaultStation: string | undefined;
+  ingestMaxReadings: number;
+  ingestMaxBytes: number;
+  dataDir: string;
+  embeddedPort: number;
+  poolSize: number;
+  statementTimeoutMs: number;
+  logLevel: string;
+};
+
+/** Thrown with one line per bad setting. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the settings once, at start-up; nothing else reads process.env. Throws ConfigError. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0]);
+        return `setting ${name}=${JSON.stringify(env[name] ?? '')} is invalid: ${issue.message}`;
+      }),
+    );
+  }
+  const s = parsed.data;
+  const publicUrl = s.PUBLIC_URL.replace(/\/+$/, '');
+  return {
+    databaseUrl: s.DATABASE_URL,
+    engine: s.DB_ENGINE,
+    port: s.PORT,
+    host: s.HOST,
+    publicUrl,
+    baseUrl: `${publicUrl}/api/v1`,
+    redisUrl: s.REDIS_URL,
+    rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
+    trustProxy: s.TRUST_PROXY === 'true',
+    defaultStation: s.DEFAULT_STATION,
+    ingestMaxReadings: s.INGEST_MAX_READINGS,
+    ingestMaxBytes: s.INGEST_MAX_BYTES,
+    dataDir: s.DATA_DIR,
+    embeddedPort: s.EMBEDDED_PG_PORT,
+    poolSize: s.DB_POOL_SIZE,
+    statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
+    logLevel: s.LOG_LEVEL,
+  };
+}

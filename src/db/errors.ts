@@ -1,0 +1,37 @@
+import {
+  BackendTerminatedError,
+  BackendTerminatedUnexpectedlyError,
+  ConnectionError,
+  StatementCancelledError,
+  StatementTimeoutError,
+} from 'slonik';
+
+export type DatabaseFailure = 'unavailable' | 'timeout';
+
+// SQLSTATE classes that mean "the database cannot answer right now" rather than "the query is wrong":
+// 08 connection exception, 53 insufficient resources, 57P admin shutdown / crash / cannot connect now.
+const unavailableState = /^(08|53|57P)/;
+const unavailableSocket = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/**
+ * Classifies an error by its class and SQLSTATE, never by message text: 'unavailable' when the
+ * database cannot be reached, 'timeout' when a statement ran past its limit, null otherwise.
+ */
+export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof StatementTimeoutError || current instanceof StatementCancelledError) return 'timeout';
+    if (
+      current instanceof ConnectionError ||
+      current instanceof BackendTerminatedError ||
+      current instanceof BackendTerminatedUnexpectedlyError
+    ) {
+      return 'unavailable';
+    }
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (code === '57014') return 'timeout';
+      if (unavailableState.test(code) || unavailableSocket.has(code)) return 'unavailable';
+    }
+  }
+  return null;
+}

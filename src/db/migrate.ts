@@ -1,0 +1,78 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import type { Engine } from '../config.js';
+
+const sqlDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
+
+// Any constant works; it only has to be the same for every envmon process migrating this database.
+const migrationLockKey = 7_301_946_412;
+
+export type Migration = { name: string; file: string };
+
+/** The migrations for an engine: shared files and the engine's own, ordered by their number. */
+export async function listMigrations(engine: Engine): Promise<Migration[]> {
+  const dirs = ['common', engine];
+  const found: Migration[] = [];
+  for (const dir of dirs) {
+    for (const file of await readdir(path.join(sqlDir, dir))) {
+      if (/^\d{4}_[a-z0-9_]+\.sql$/.test(file)) found.push({ name: `${dir}/${file}`, file: path.join(sqlDir, dir, file) });
+    }
+  }
+  return found.sort((a, b) => path.basename(a.name).localeCompare(path.basename(b.name)));
+}
+
+/**
+ * Applies pending migrations for `engine`, each in its own transaction, and records the engine on first run.
+ * Returns the names applied (empty when the database is current). Concurrent runs wait on an advisory lock;
+ * the migrations-table row is inserted before the file runs, so a run that slipped past the lock collides
+ * on the primary key and rolls back instead of applying a file twice.
+ */
+export async function migrate(pool: pg.Pool, engine: Engine): Promise<string[]> {
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('select pg_advisory_lock($1)', [migrationLockKey]);
+    await client.query(`
+      create table if not exists envmon_migrations (
+        name text primary key,
+        applied_at timestamptz not null default now()
+      );
+      create table if not exists envmon_settings (
+        key text primary key,
+        value text not null
+      );
+    `);
+    await client.query(`insert into envmon_settings (key, value) values ('engine', $1) on conflict (key) do nothing`, [engine]);
+    const done = new Set((await client.query<{ name: string }>('select name from envmon_migrations')).rows.map((r) => r.name));
+    for (const migration of await listMigrations(engine)) {
+      if (done.has(migration.name)) continue;
+      const text = await readFile(migration.file, 'utf8');
+      await client.query('begin');
+      try {
+        await client.query('insert into envmon_migrations (name) values ($1)', [migration.name]);
+        await client.query(text);
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw new MigrationError(migration.name, error);
+      }
+      applied.push(migration.name);
+    }
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [migrationLockKey]).catch(() => {});
+    client.release();
+  }
+  return applied;
+}
+
+/** A migration file failed; carries its name and the database's message. */
+export class MigrationError extends Error {
+  constructor(
+    readonly migration: string,
+    cause: unknown,
+  ) {
+    super(`migration ${migration} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}

@@ -1,0 +1,49 @@
+import cors from '@koa/cors';
+import Koa from 'koa';
+import { addMetaRoutes } from '../meta/routes.js';
+import { addStationRoutes } from '../stations/routes.js';
+import type { Deps } from './deps.js';
+import { problems } from './middleware/problems.js';
+import { requestContext } from './middleware/requestContext.js';
+import { securityHeaders } from './middleware/securityHeaders.js';
+import { methodNotAllowed, notFound } from './problem.js';
+import { createApi, type Api } from './route.js';
+
+const ingestPrefix = '/api/v1/ingest/';
+
+/** The whole HTTP application for the given dependencies; it holds no state of its own beyond them. */
+export function createApp(deps: Deps): { app: Koa; api: Api } {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  const api = createApi(deps);
+  addMetaRoutes(api);
+  addStationRoutes(api);
+
+  app.use(requestContext(deps.log));
+  app.use(securityHeaders());
+  // Every read route (errors included) may be called from any origin; the ingest route does not advertise CORS.
+  app.use(
+    cors({
+      origin: (ctx) => (ctx.path.startsWith(ingestPrefix) ? '' : '*'),
+      allowMethods: ['GET', 'HEAD', 'OPTIONS'],
+      exposeHeaders: ['Link', 'Content-Disposition', 'X-Attribution', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'],
+      maxAge: 86400,
+    }),
+  );
+  app.use(problems(deps.log));
+  app.use(api.router.routes());
+  app.use(async (ctx) => {
+    const matched = api.router.match(ctx.path, ctx.method);
+    if (matched.path.length > 0) {
+      const allowed = [...new Set(matched.path.flatMap((layer) => layer.methods))];
+      throw methodNotAllowed(ctx.method, ctx.path, allowed);
+    }
+    // Paths end in a slash; a GET that only lacks it is redirected rather than refused.
+    if (!ctx.path.endsWith('/') && api.router.match(`${ctx.path}/`, ctx.method).route) {
+      ctx.status = 308;
+      ctx.redirect(`${ctx.path}/${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+      return;
+    }
+    throw notFound(`no resource at ${ctx.path}; see ${deps.config.baseUrl}/ for the endpoints`);
+  });
+  return { app, api };
+}

@@ -1,0 +1,46 @@
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { classifyDatabaseError } from '../../db/errors.js';
+import {
+  Problem,
+  badRequest,
+  internalError,
+  payloadTooLarge,
+  serviceUnavailable,
+  unsupportedMediaType,
+} from '../problem.js';
+
+/** Maps an error thrown below to the problem a client sees. */
+function toProblem(error: unknown, requestId: string): Problem {
+  if (error instanceof Problem) return error;
+  const failure = classifyDatabaseError(error);
+  if (failure === 'unavailable') return serviceUnavailable('the database is unavailable; try again shortly');
+  if (failure === 'timeout') return serviceUnavailable('the query took too long and was cancelled; narrow the request or try again');
+  // Body parser errors carry an HTTP status and a `type` of their own.
+  const http = error as { status?: unknown; type?: unknown; expose?: unknown };
+  if (http.expose === true && typeof http.status === 'number') {
+    if (http.status === 413) return payloadTooLarge('the request body is larger than this server accepts');
+    if (http.status === 415) return unsupportedMediaType('the request body must be application/json');
+    if (http.status === 400) return badRequest('the request body is not valid JSON');
+  }
+  return internalError(requestId);
+}
+
+/** Writes every error below as application/problem+json (RFC 9457); unknown errors are logged and hidden. */
+export function problems(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const requestId = String(ctx.state.requestId ?? '');
+      const problem = toProblem(error, requestId);
+      if (problem.status >= 500) log.error({ err: error, req_id: requestId }, 'request failed');
+      // Headers meant for a successful answer (a download's file name) must not survive into the error.
+      for (const name of ['Content-Disposition', 'Link', 'X-Attribution', 'Cache-Control']) ctx.remove(name);
+      ctx.status = problem.status;
+      ctx.set(problem.headers);
+      ctx.type = 'application/problem+json';
+      ctx.body = problem.body();
+    }
+  };
+}

@@ -1,0 +1,137 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from './zod.js';
+import type { Deps } from './deps.js';
+import { parseInput } from './validate.js';
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z.array(z.object({ param: z.string(), message: z.string() })).optional(),
+  })
+  .openapi('Problem');
+
+type AnyObject = z.AnyZodObject;
+
+type Responses = Record<number, { description: string; content?: Record<string, z.ZodTypeAny> }>;
+
+export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
+  method: 'get' | 'post';
+  /** Koa path with `:name` parameters, below the site root (`/api/v1/...` for API routes). */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  query?: Q;
+  params?: P;
+  body?: { contentType: string; schema: z.ZodTypeAny; description: string };
+  security?: boolean;
+  responses: Responses;
+};
+
+export type RouteInput<Q extends AnyObject, P extends AnyObject> = { query: z.infer<Q>; params: z.infer<P> };
+
+/** The router and the OpenAPI registry, which only ever grow together through `addRoute`. */
+export type Api = {
+  deps: Deps;
+  router: Router;
+  registry: OpenAPIRegistry;
+  document: () => object;
+};
+
+export function createApi(deps: Deps): Api {
+  const registry = new OpenAPIRegistry();
+  registry.register('Problem', problemSchema);
+  registry.registerComponent('securitySchemes', 'stationToken', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'A station API key as `Token <key>`, issued with `envmon keys issue STATION_ID`.',
+  });
+  let cached: object | undefined;
+  return {
+    deps,
+    router: new Router({ strict: true }),
+    registry,
+    document: () => {
+      cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
+        openapi: '3.1.0',
+        info: {
+          title: 'envmon: Environmental Monitoring and Research Content API',
+          version: 'v1',
+          description: 'Readings from field monitoring stations, and the research organisation\'s content. Data licensed CC BY 4.0.',
+          license: { name: 'CC BY 4.0', url: 'https://creativecommons.org/licenses/by/4.0/' },
+        },
+        servers: [{ url: deps.config.publicUrl }],
+      });
+      return cached;
+    },
+  };
+}
+
+const problemContent = { 'application/problem+json': { schema: problemSchema } };
+
+/**
+ * Adds a route to the router and its description to the OpenAPI document, so that no route exists
+ * without documentation. Query and path parameters are parsed with the route's schemas before the
+ * handler runs; a failure is one 400 problem naming every wrong parameter.
+ */
+export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = AnyObject>(
+  api: Api,
+  spec: RouteSpec<Q, P>,
+  handler: (ctx: Context, input: RouteInput<Q, P>) => Promise<void> | void,
+): void {
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, response] of Object.entries(spec.responses)) {
+    responses[status] = {
+      description: response.description,
+      ...(response.content
+        ? { content: Object.fromEntries(Object.entries(response.content).map(([type, schema]) => [type, { schema }])) }
+        : Number(status) >= 400
+          ? { content: problemContent }
+          : {}),
+    };
+  }
+  if ((spec.query || spec.params) && !responses['400']) {
+    responses['400'] = { description: 'A parameter is missing or malformed', content: problemContent };
+  }
+  responses['default'] = { description: 'An error, as RFC 9457 problem details', content: problemContent };
+
+  api.registry.registerPath({
+    method: spec.method,
+    path: spec.path.replace(/:(\w+)/g, '{$1}'),
+    operationId: spec.operationId,
+    summary: spec.summary,
+    description: spec.description,
+    tags: [spec.tag],
+    request: {
+      ...(spec.query ? { query: spec.query } : {}),
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.body
+        ? { body: { description: spec.body.description, required: true, content: { [spec.body.contentType]: { schema: spec.body.schema } } } }
+        : {}),
+    },
+    ...(spec.security ? { security: [{ stationToken: [] }] } : {}),
+    responses,
+  });
+
+  api.router[spec.method](spec.operationId, spec.path, async (ctx) => {
+    const query = spec.query ? parseInput(spec.query, ctx.query) : {};
+    const params = spec.params ? parseInput(spec.params, ctx.params) : {};
+    await handler(ctx, { query, params } as RouteInput<Q, P>);
+  });
+}
+
+/** Every registered route with its summary, for the discovery document. */
+export function listRoutes(api: Api): { method: string; path: string; summary: string }[] {
+  return api.registry.definitions.flatMap((definition) =>
+    definition.type === 'route'
+      ? [{ method: definition.route.method.toUpperCase(), path: definition.route.path, summary: definition.route.summary ?? '' }]
+      : [],
+  );
+}

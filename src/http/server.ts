@@ -1,0 +1,33 @@
+import http from 'node:http';
+import type Koa from 'koa';
+
+export type RunningServer = { server: http.Server; url: string; close: () => Promise<void> };
+
+/**
+ * Listens with timeouts that keep slow clients from holding sockets. `close` stops accepting,
+ * lets in-flight requests finish, and closes idle keep-alive sockets at once.
+ */
+export async function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
+  const server = http.createServer(app.callback());
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 120_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  return {
+    server,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,142 @@
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { addRoute, listRoutes, type Api } from '../http/route.js';
+import { notFound } from '../http/problem.js';
+import { z } from '../http/zod.js';
+import { checkHealth, healthSchema } from './health.js';
+import { docsPage } from './docsPage.js';
+
+const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
+
+// The docs page is served from these files of the swagger-ui-dist package only: no CDN, no other file.
+const docsAssets: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+};
+
+const discoverySchema = z
+  .object({
+    api: z.string(),
+    version: z.string(),
+    base_url: z.string().url(),
+    cors: z.string(),
+    license: z.string(),
+    documentation: z.object({ openapi: z.string().url(), html: z.string().url() }),
+    endpoints: z.record(z.object({ method: z.string(), url: z.string(), description: z.string() })),
+  })
+  .openapi('Discovery');
+
+export function addMetaRoutes(api: Api): void {
+  const { config, db } = api.deps;
+
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/',
+      operationId: 'discover',
+      summary: 'Discovery: what this API offers and where',
+      tag: 'Meta',
+      responses: { 200: { description: 'The discovery document', content: { 'application/json': discoverySchema } } },
+    },
+    (ctx) => {
+      const endpoints = Object.fromEntries(
+        listRoutes(api).map((route) => [
+          `${route.method} ${route.path}`,
+          { method: route.method, url: `${config.publicUrl}${route.path}`, description: route.summary },
+        ]),
+      );
+      ctx.body = {
+        api: 'envmon: Environmental Monitoring and Research Content API',
+        version: 'v1',
+        base_url: config.baseUrl,
+        cors: 'Access-Control-Allow-Origin: * on every read endpoint',
+        license: 'CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)',
+        documentation: { openapi: `${config.baseUrl}/openapi.json`, html: `${config.baseUrl}/docs/` },
+        endpoints,
+      };
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/health/',
+      operationId: 'health',
+      summary: 'Health for uptime monitors: ok when a station posted within 90 minutes',
+      tag: 'Meta',
+      responses: {
+        200: { description: 'The database answers', content: { 'application/json': healthSchema } },
+        503: { description: 'The database does not answer; the body still carries ok: false' },
+      },
+    },
+    async (ctx) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = await checkHealth(db.pool);
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/openapi.json',
+      operationId: 'openapi',
+      summary: 'This OpenAPI 3.1 document',
+      tag: 'Meta',
+      responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': z.record(z.unknown()) } } },
+    },
+    (ctx) => {
+      ctx.body = api.document();
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/docs/',
+      operationId: 'docs',
+      summary: 'Human-readable API documentation rendered from the OpenAPI document',
+      tag: 'Meta',
+      responses: { 200: { description: 'An HTML page', content: { 'text/html': z.string() } } },
+    },
+    (ctx) => {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+      ctx.body = docsPage();
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/docs/assets/:file',
+      operationId: 'docsAsset',
+      summary: 'Static assets of the documentation page',
+      tag: 'Meta',
+      params: z.object({ file: z.string() }),
+      responses: { 200: { description: 'A stylesheet or script' }, 404: { description: 'No such asset' } },
+    },
+    (ctx, { params }) => {
+      const type = docsAssets[params.file];
+      if (params.file === 'docs.js') {
+        ctx.type = 'text/javascript; charset=utf-8';
+        ctx.body = docsScript;
+        return;
+      }
+      if (!type) throw notFound(`no documentation asset named '${params.file}'`);
+      ctx.type = type;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = createReadStream(path.join(swaggerDir, params.file));
+    },
+  );
+}
+
+const docsScript = `window.addEventListener('load', function () {
+  window.SwaggerUIBundle({ url: '../openapi.json', dom_id: '#docs', deepLinking: true });
+});
+`;

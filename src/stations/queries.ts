@@ -1,0 +1,73 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { StationInput } from './schema.js';
+
+export const stationRow = z.object({
+  station_id: z.string(),
+  name: z.string(),
+  location_name: z.string(),
+  altitude_m: z.number(),
+  latitude: z.number().nullable(),
+  longitude: z.number().nullable(),
+  status: z.string(),
+});
+export type StationRow = z.infer<typeof stationRow>;
+
+const stationWithLatestRow = stationRow.extend({
+  latest: z.record(z.unknown()).nullable(),
+});
+export type StationWithLatestRow = z.infer<typeof stationWithLatestRow>;
+
+/** Creates the station or updates every field of an existing one. */
+export async function upsertStation(db: CommonQueryMethods, station: StationInput): Promise<StationRow> {
+  return db.one(sql.type(stationRow)`
+    insert into stations (station_id, name, location_name, altitude_m, latitude, longitude, status)
+    values (${station.station_id}, ${station.name}, ${station.location_name}, ${station.altitude_m},
+            ${station.latitude}, ${station.longitude}, ${station.status})
+    on conflict (station_id) do update set
+      name = excluded.name, location_name = excluded.location_name, altitude_m = excluded.altitude_m,
+      latitude = excluded.latitude, longitude = excluded.longitude, status = excluded.status, updated_at = now()
+    returning station_id, name, location_name, altitude_m, latitude, longitude, status
+  `);
+}
+
+export async function stationExists(db: CommonQueryMethods, stationId: string): Promise<boolean> {
+  return db.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from stations where station_id = ${stationId}`);
+}
+
+/**
+ * Every station with its most recent reading, in one query: the lateral subquery walks the
+ * (station_id, ts) primary key backwards, so it reads one row per station whatever the history length.
+ */
+export async function listStationsWithLatest(db: CommonQueryMethods): Promise<readonly StationWithLatestRow[]> {
+  return db.any(sql.type(stationWithLatestRow)`
+    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status,
+           to_jsonb(latest) as latest
+    from stations s
+    left join lateral (
+      select * from readings r where r.station_id = s.station_id order by r.ts desc limit 1
+    ) latest on true
+    order by s.station_id
+  `);
+}
+
+const stationFreshnessRow = z.object({
+  station_id: z.string(),
+  status: z.string(),
+  last_seen: z.string().nullable(),
+  age_minutes: z.number().nullable(),
+});
+export type StationFreshnessRow = z.infer<typeof stationFreshnessRow>;
+
+/** Each station's last reading time and its age in minutes, for the health check. */
+export async function listStationFreshness(db: CommonQueryMethods): Promise<readonly StationFreshnessRow[]> {
+  return db.any(sql.type(stationFreshnessRow)`
+    select s.station_id, s.status, last.ts as last_seen,
+           round((extract(epoch from now() - last.ts) / 60)::numeric, 1) as age_minutes
+    from stations s
+    left join lateral (
+      select r.ts from readings r where r.station_id = s.station_id order by r.ts desc limit 1
+    ) last on true
+    order by s.station_id
+  `);
+}

@@ -1,0 +1,23 @@
+import { z } from '../http/zod.js';
+
+export const stationStatuses = ['active', 'offline', 'planned', 'maintenance'] as const;
+
+export const stationIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores');
+
+/** A station as `envmon stations add` creates or updates it. */
+export const stationInputSchema = z.object({
+  station_id: stationIdSchema,
+  name: z.string().min(1),
+  location_name: z.string(),
+  altitude_m: z.number().finite(),
+  latitude: z.number().min(-90).max(90).nullable(),
+  longitude: z.number().min(-180).max(180).nullable(),
+  status: z.enum(stationStatuses),
+});
+export type StationInput = z.infer<typeof stationInputSchema>;
+
+export const stationsQuerySchema = z.object({
+  output: z.enum(['json', 'geojson']).default('json'),
+});
