@@ -1,12 +1,19 @@
 import { z } from 'zod';
 
-const integer = (fallback: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+const integer = (fallback: number, min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.coerce
+    .number({ invalid_type_error: message })
+    .int(message)
+    .min(min, message)
+    .max(max, message)
+    .default(fallback);
+};
 
 const url = (protocols: string[]) =>
   z
     .string()
-    .url()
+    .url('must be a URL')
     .refine((value) => protocols.includes(new URL(value).protocol), {
       message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
     });
@@ -70,7 +77,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const name = String(issue.path[0]);
-        return `setting ${name}=${JSON.stringify(env[name] ?? '')} is invalid: ${issue.message}`;
+        const message = issue.code === 'invalid_enum_value' ? `must be one of ${issue.options.join(', ')}` : issue.message;
+        return `setting ${name}=${JSON.stringify(env[name] ?? '')} is invalid: ${message}`;
       }),
     );
   }

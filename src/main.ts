@@ -64,8 +64,8 @@ run(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (oneLineErrors.some((type) => error instanceof type)) {
-      console.error(`envmon: ${(error as Error).message}`);
-      if (error instanceof UsageError) console.error(`run 'envmon help' for usage`);
+      const hint = error instanceof UsageError ? ` (run 'envmon help' for usage)` : '';
+      console.error(`envmon: ${(error as Error).message}${hint}`);
     } else {
       console.error('envmon: unexpected failure', error);
     }

@@ -1,0 +1,75 @@
+import type { Engine } from '../../src/config.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import { createDb, type Db } from '../../src/db/pool.js';
+import { createApp } from '../../src/http/app.js';
+import { listen } from '../../src/http/server.js';
+import { pino } from 'pino';
+import { testServer } from './server.js';
+
+export type TestEnv = {
+  engine: Engine;
+  databaseUrl: string;
+  config: Config;
+  db: Db;
+  /** Where the app listens, e.g. http://127.0.0.1:43121 */
+  origin: string;
+  get: (path: string, init?: RequestInit) => Promise<Response>;
+  // Response bodies are asserted field by field; `any` keeps those assertions readable.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  getJson: (path: string) => Promise<{ status: number; headers: Headers; body: any }>;
+  close: () => Promise<void>;
+};
+
+/** A fresh database for `engine` and the real HTTP app on a free port, as `envmon serve` would run it. */
+export async function startTestApp(engine: Engine, settings: Record<string, string> = {}): Promise<TestEnv> {
+  const databaseUrl = await testServer().createDatabase(engine);
+  const config = parseConfig({
+    DATABASE_URL: databaseUrl,
+    PUBLIC_URL: 'http://envmon.test',
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'silent',
+    ...settings,
+  });
+  const db = await createDb(databaseUrl, engine, { poolSize: 8, statementTimeoutMs: config.statementTimeoutMs });
+  const log = pino({ level: config.logLevel });
+  const { app } = createApp({ config, db, log });
+  const running = await listen(app, 0, '127.0.0.1');
+  const get = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, init);
+  return {
+    engine,
+    databaseUrl,
+    config,
+    db,
+    origin: running.url,
+    get,
+    getJson: async (path) => {
+      const response = await get(path);
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+    close: async () => {
+      await running.close();
+      await db.close();
+      await testServer().dropDatabase(databaseUrl);
+    },
+  };
+}
+
+/** Defines `title` once per engine the server offers, each with its own fresh database and app. */
+export function describeEngines(title: string, define: (env: () => TestEnv) => void, settings: Record<string, string> = {}): void {
+  for (const engine of testServer().engines) {
+    describe(`${title} [${engine}]`, function () {
+      let env: TestEnv | undefined;
+      before(async function () {
+        env = await startTestApp(engine, settings);
+      });
+      after(async function () {
+        await env?.close();
+      });
+      define(() => {
+        if (!env) throw new Error('test app not started');
+        return env;
+      });
+    });
+  }
+}

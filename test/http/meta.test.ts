@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { check as checkGeoJson } from '@placemarkio/check-geojson';
+import { storeReadings } from '../../src/readings/store.js';
+import { describeEngines } from '../helpers/app.js';
+import { addStation, makeReadings } from '../helpers/readings.js';
+
+const problemType = 'application/problem+json';
+
+describeEngines('discovery, health and stations', (env) => {
+  it('GET /api/v1/ lists every endpoint of the OpenAPI document with absolute URLs', async () => {
+    const { status, headers, body } = await env().getJson('/api/v1/');
+    assert.equal(status, 200);
+    assert.equal(headers.get('access-control-allow-origin'), '*');
+    assert.equal(body.version, 'v1');
+    assert.equal(body.base_url, 'http://envmon.test/api/v1');
+    assert.equal(typeof body.api, 'string');
+    assert.match(body.license, /CC BY 4\.0/);
+    assert.equal(typeof body.cors, 'string');
+    assert.deepEqual(body.endpoints['GET /api/v1/stations/'], {
+      method: 'GET',
+      url: 'http://envmon.test/api/v1/stations/',
+      description: 'All stations with their latest reading',
+    });
+    const openapi = (await env().getJson('/api/v1/openapi.json')).body;
+    const documented = Object.entries(openapi.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
+    assert.deepEqual(Object.keys(body.endpoints).sort(), documented.sort());
+  });
+
+  it('health is ok:false with no fresh station, and lists each station with its age', async () => {
+    const { db } = env();
+    await addStation(db, 'h-stale');
+    await storeReadings(db, 'h-stale', makeReadings(3, new Date(Date.now() - 3 * 3600_000).toISOString(), 1));
+    let { status, body } = await env().getJson('/api/v1/health/');
+    assert.equal(status, 200);
+    assert.equal(body.ok, false);
+    assert.equal(body.window_minutes, 90);
+    assert.ok(Math.abs(Date.parse(body.checked_at) - Date.now()) < 60_000);
+    const stale = body.stations.find((s: { station_id: string }) => s.station_id === 'h-stale');
+    assert.equal(stale.fresh, false);
+    assert.equal(stale.status, 'active');
+    assert.ok(stale.age_minutes > 170 && stale.age_minutes < 185, `age ${stale.age_minutes}`);
+
+    await addStation(db, 'h-fresh');
+    const recent = new Date(Date.now() - 89 * 60_000).toISOString();
+    await storeReadings(db, 'h-fresh', makeReadings(1, recent, 1));
+    ({ status, body } = await env().getJson('/api/v1/health/'));
+    assert.equal(status, 200);
+    assert.equal(body.ok, true);
+    const fresh = body.stations.find((s: { station_id: string }) => s.station_id === 'h-fresh');
+    assert.deepEqual(Object.keys(fresh).sort(), ['age_minutes', 'fresh', 'last_seen', 'station_id', 'status']);
+    assert.equal(fresh.fresh, true);
+    assert.equal(fresh.last_seen, recent);
+  });
+
+  it('GET /stations/ gives each station with its latest reading, as latest_reading and latest', async () => {
+    const { db } = env();
+    await addStation(db, 's-one');
+    const readings = makeReadings(50, '2026-02-01T00:00:00Z', 1);
+    await storeReadings(db, 's-one', readings);
+    const { status, body } = await env().getJson('/api/v1/stations/');
+    assert.equal(status, 200);
+    assert.equal(body.count, body.stations.length);
+    const station = body.stations.find((s: { station_id: string }) => s.station_id === 's-one');
+    const last = readings.at(-1)!;
+    assert.deepEqual(station.latest_reading, {
+      timestamp: last.ts,
+      temperature_c: last.temperature_c,
+      humidity_rh: last.humidity_rh,
+      pressure_hpa: last.pressure_hpa,
+      altitude_m: last.altitude_m,
+      pm1_0: last.pm1_0,
+      pm2_5: last.pm2_5,
+      pm10: last.pm10,
+      co2_ppm: last.co2_ppm,
+      co_ppm: last.co_ppm,
+      uv_index: last.uv_index,
+      quality_flag: last.quality_flag,
+      firmware_version: 'test-1',
+      module_data: null,
+    });
+    assert.deepEqual(station.latest, station.latest_reading);
+    assert.equal(station.last_seen, last.ts);
+    assert.deepEqual(
+      { ...station, latest: undefined, latest_reading: undefined, last_seen: undefined },
+      { station_id: 's-one', name: 'Station s-one', location_name: 'Test site', altitude_m: 100, latitude: 45, longitude: 6, status: 'active', latest: undefined, latest_reading: undefined, last_seen: undefined },
+    );
+  });
+
+  it('GET /stations/?output=geojson is a valid RFC 7946 FeatureCollection', async () => {
+    const { db } = env();
+    await addStation(db, 'g-one');
+    const { upsertStation } = await import('../../src/stations/queries.js');
+    await upsertStation(db.pool, { station_id: 'g-nowhere', name: 'Unlocated', location_name: '', altitude_m: 5, latitude: null, longitude: null, status: 'planned' });
+    const response = await env().get('/api/v1/stations/?output=geojson');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/geo+json');
+    const text = await response.text();
+    checkGeoJson(text);
+    const collection = JSON.parse(text);
+    const located = collection.features.find((f: { id: string }) => f.id === 'g-one');
+    assert.deepEqual(located.geometry, { type: 'Point', coordinates: [6, 45, 100] });
+    assert.equal(located.properties.station_id, 'g-one');
+    assert.equal(located.properties.latitude, undefined);
+    assert.equal(located.properties.longitude, undefined);
+    const unlocated = collection.features.find((f: { id: string }) => f.id === 'g-nowhere');
+    assert.equal(unlocated.geometry, null);
+    assert.equal(unlocated.properties.status, 'planned');
+  });
+
+  it('answers a bad parameter with a 400 problem naming it', async () => {
+    const response = await env().get('/api/v1/stations/?output=xml');
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get('content-type'), problemType);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.deepEqual(await response.json(), {
+      type: 'urn:envmon:problem:invalid-parameters',
+      title: 'Invalid parameters',
+      status: 400,
+      detail: 'output must be one of json, geojson',
+      errors: [{ param: 'output', message: 'must be one of json, geojson' }],
+    });
+  });
+
+  it('answers an unknown route with a 404 problem, CORS included, and ignores unknown parameters', async () => {
+    const response = await env().get('/api/v1/nothing-here/');
+    assert.equal(response.status, 404);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    assert.deepEqual(await response.json(), {
+      type: 'urn:envmon:problem:not-found',
+      title: 'Not Found',
+      status: 404,
+      detail: 'no resource at /api/v1/nothing-here/; see http://envmon.test/api/v1/ for the endpoints',
+    });
+    assert.equal((await env().get('/api/v1/stations/?colour=blue')).status, 200);
+  });
+
+  it('redirects a path that lacks only its trailing slash, and refuses a wrong method with 405', async () => {
+    const redirect = await env().get('/api/v1/stations?output=geojson', { redirect: 'manual' });
+    assert.equal(redirect.status, 308);
+    assert.equal(redirect.headers.get('location'), '/api/v1/stations/?output=geojson');
+    const wrong = await env().get('/api/v1/stations/', { method: 'DELETE' });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get('allow'), 'HEAD, GET');
+    assert.equal(((await wrong.json()) as { type: string }).type, 'urn:envmon:problem:method-not-allowed');
+  });
+
+  it('answers a CORS preflight from any origin', async () => {
+    const response = await env().get('/api/v1/stations/', {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://partner.example', 'Access-Control-Request-Method': 'GET' },
+    });
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.match(response.headers.get('access-control-allow-methods') ?? '', /GET/);
+  });
+
+  it('serves an OpenAPI 3.1 document and a self-hosted documentation page', async () => {
+    const { status, body } = await env().getJson('/api/v1/openapi.json');
+    assert.equal(status, 200);
+    assert.equal(body.openapi, '3.1.0');
+    assert.ok(body.paths['/api/v1/stations/'].get.parameters.some((p: { name: string }) => p.name === 'output'));
+    assert.ok(body.components.schemas.Problem);
+    const page = await env().get('/api/v1/docs/');
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.doesNotMatch(html, /https?:\/\//, 'no external host');
+    for (const asset of ['assets/swagger-ui.css', 'assets/swagger-ui-bundle.js', 'assets/docs.js']) {
+      assert.ok(html.includes(asset), asset);
+      const response = await env().get(`/api/v1/docs/${asset}`);
+      assert.equal(response.status, 200, asset);
+      await response.arrayBuffer();
+    }
+    assert.equal((await env().get('/api/v1/docs/assets/..%2Fpackage.json')).status, 404);
+  });
+});
