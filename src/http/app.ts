@@ -1,6 +1,7 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import { addMetaRoutes } from '../meta/routes.js';
+import { addIngestRoutes } from '../readings/ingestRoutes.js';
 import { addStationRoutes } from '../stations/routes.js';
 import type { Deps } from './deps.js';
 import { problems } from './middleware/problems.js';
@@ -17,6 +18,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
   const api = createApi(deps);
   addMetaRoutes(api);
   addStationRoutes(api);
+  addIngestRoutes(api);
 
   app.use(requestContext(deps.log));
   app.use(securityHeaders());

@@ -48,7 +48,12 @@ export async function startTestServer(env: Record<string, string | undefined>): 
     tempDir = mkdtempSync(path.join(os.tmpdir(), 'envmon-test-'));
     // The server runs as the postgres user when the tests run as root.
     chmodSync(tempDir, 0o755);
-    embedded = await startEmbeddedPostgres(path.join(tempDir, 'postgres'), 54330 + (process.pid % 500));
+    try {
+      embedded = await startEmbeddedPostgres(path.join(tempDir, 'postgres'), 54330 + (process.pid % 500));
+    } catch (error) {
+      rmSync(tempDir, { recursive: true, force: true });
+      throw error;
+    }
     adminUrl = embedded.url;
   }
 

@@ -1,14 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { classifyDatabaseError } from '../../db/errors.js';
-import {
-  Problem,
-  badRequest,
-  internalError,
-  payloadTooLarge,
-  serviceUnavailable,
-  unsupportedMediaType,
-} from '../problem.js';
+import { Problem, internalError, serviceUnavailable } from '../problem.js';
 
 /** Maps an error thrown below to the problem a client sees. */
 function toProblem(error: unknown, requestId: string): Problem {
@@ -16,13 +9,6 @@ function toProblem(error: unknown, requestId: string): Problem {
   const failure = classifyDatabaseError(error);
   if (failure === 'unavailable') return serviceUnavailable('the database is unavailable; try again shortly');
   if (failure === 'timeout') return serviceUnavailable('the query took too long and was cancelled; narrow the request or try again');
-  // Body parser errors carry an HTTP status and a `type` of their own.
-  const http = error as { status?: unknown; type?: unknown; expose?: unknown };
-  if (http.expose === true && typeof http.status === 'number') {
-    if (http.status === 413) return payloadTooLarge('the request body is larger than this server accepts');
-    if (http.status === 415) return unsupportedMediaType('the request body must be application/json');
-    if (http.status === 400) return badRequest('the request body is not valid JSON');
-  }
   return internalError(requestId);
 }
 

@@ -1,0 +1,88 @@
+import { koaBody } from 'koa-body';
+import { bodyProblem } from '../http/bodyProblem.js';
+import { addRoute, type Api } from '../http/route.js';
+import { badRequest, forbidden, payloadTooLarge, unsupportedMediaType } from '../http/problem.js';
+import { parseInput } from '../http/validate.js';
+import { authenticateStation } from '../stations/authenticate.js';
+import { stationExists } from '../stations/queries.js';
+import { ingestBodySchema, ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
+import { parseReading, RowError } from './parseReading.js';
+import { storeReadings, type NewReading } from './store.js';
+
+const maxErrorDetails = 100;
+
+export function addIngestRoutes(api: Api): void {
+  const { config, db } = api.deps;
+  // The byte limit is enforced while the body streams in (and from Content-Length before that),
+  // so an oversized batch is refused without being read whole, let alone parsed.
+  const readJson = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: config.ingestMaxBytes,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    patchNode: false,
+    patchKoa: true,
+    onError: (error) => {
+      throw bodyProblem(error);
+    },
+  });
+
+  addRoute(
+    api,
+    {
+      method: 'post',
+      path: '/api/v1/ingest/environmental/',
+      operationId: 'ingestReadings',
+      summary: 'Submit a batch of readings from a field station',
+      description:
+        'Idempotent on (station, timestamp): re-sending a batch stores nothing twice. A 201 means every accepted reading is ' +
+        `committed and already in every aggregate. At most ${config.ingestMaxReadings} readings and ${config.ingestMaxBytes} bytes per request.`,
+      tag: 'Ingest',
+      security: true,
+      body: { contentType: 'application/json', schema: ingestDocumentedBodySchema, description: 'The batch' },
+      responses: {
+        201: { description: 'Stored', content: { 'application/json': ingestResultSchema } },
+        400: { description: 'Empty readings, a station_id that is not the key\'s, or a body that is not JSON' },
+        401: { description: 'No Authorization: Token header' },
+        403: { description: 'The key is unknown or revoked, or the station is unknown' },
+        413: { description: 'Too many readings or too many bytes' },
+        415: { description: 'The body is not application/json' },
+      },
+    },
+    async (ctx) => {
+      const keyStation = await authenticateStation(ctx, db.pool);
+      if (!ctx.is('application/json', '+json')) {
+        throw unsupportedMediaType(`the request body must be application/json, not ${ctx.request.type || 'missing'}`);
+      }
+      await readJson(ctx, async () => {});
+      const body = parseInput(ingestBodySchema, ctx.request.body as Record<string, unknown>, 'body');
+      if (body.readings.length > config.ingestMaxReadings) {
+        throw payloadTooLarge(`a batch holds at most ${config.ingestMaxReadings} readings; this one has ${body.readings.length}: split it`);
+      }
+      if (body.station_id !== keyStation) {
+        if (!(await stationExists(db.pool, body.station_id))) throw forbidden(`station '${body.station_id}' is unknown`);
+        throw badRequest(`station_id '${body.station_id}' does not match the key, which belongs to station '${keyStation}'`, [
+          { param: 'station_id', message: `must be ${keyStation}, the station that owns the key` },
+        ]);
+      }
+
+      const rows: NewReading[] = [];
+      const errorDetails: { index: number; reason: string }[] = [];
+      let errors = 0;
+      body.readings.forEach((raw, index) => {
+        try {
+          rows.push(parseReading(raw));
+        } catch (error) {
+          if (!(error instanceof RowError)) throw error;
+          errors++;
+          if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
+        }
+      });
+      const stored = rows.length > 0 ? await storeReadings(db, keyStation, rows) : { accepted: 0, duplicates: 0 };
+      ctx.status = 201;
+      ctx.body = { ...stored, errors, error_details: errorDetails };
+    },
+  );
+}

@@ -1,0 +1,51 @@
+import { z } from '../http/zod.js';
+import { stationIdSchema } from '../stations/schema.js';
+
+const nullableNumber = z.number().nullable().optional();
+
+/**
+ * The posted reading as documented. Rows are not validated with this schema (a batch holds up to
+ * 10,000 of them, and parseReading normalises each in a fraction of the time); a test keeps the two
+ * in agreement on the field names.
+ */
+export const ingestReadingSchema = z
+  .object({
+    timestamp: z.string().openapi({ description: 'ISO 8601; without an offset it is UTC', example: '2026-11-22T10:00:00Z' }),
+    temperature_c: nullableNumber,
+    humidity_rh: nullableNumber,
+    pressure_hpa: nullableNumber,
+    altitude_m: nullableNumber,
+    pm1_0: nullableNumber,
+    pm2_5: nullableNumber,
+    pm10: nullableNumber,
+    co2_ppm: nullableNumber,
+    co_ppm: nullableNumber,
+    uv_index: nullableNumber,
+    air_temp: nullableNumber.openapi({ description: 'Alias of temperature_c' }),
+    air_hum: nullableNumber.openapi({ description: 'Alias of humidity_rh' }),
+    pressure: nullableNumber.openapi({ description: 'Alias of pressure_hpa' }),
+    soil_temp: nullableNumber.openapi({ description: 'Kept in module_data' }),
+    soil_moist: nullableNumber.openapi({ description: 'Kept in module_data' }),
+    firmware_version: z.string().max(100).nullable().optional(),
+    module_data: z.record(z.unknown()).nullable().optional(),
+  })
+  .catchall(z.unknown().openapi({ description: 'Unknown channels are kept in module_data' }))
+  .openapi('IngestReading');
+
+/** The envelope, validated before any row is looked at. */
+export const ingestBodySchema = z
+  .object({
+    station_id: stationIdSchema,
+    readings: z.array(z.unknown()).min(1, 'must not be empty'),
+  });
+
+export const ingestDocumentedBodySchema = ingestBodySchema.extend({ readings: z.array(ingestReadingSchema).min(1) }).openapi('IngestBatch');
+
+export const ingestResultSchema = z
+  .object({
+    accepted: z.number().int().openapi({ description: 'New readings stored' }),
+    duplicates: z.number().int().openapi({ description: 'Readings whose (station, timestamp) was already stored or repeated in the batch' }),
+    errors: z.number().int().openapi({ description: 'Rows skipped' }),
+    error_details: z.array(z.object({ index: z.number().int(), reason: z.string() })).openapi({ description: 'At most 100, by row index' }),
+  })
+  .openapi('IngestResult');
