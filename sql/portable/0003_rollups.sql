@@ -37,12 +37,24 @@ begin
   end loop;
 end $$;
 
--- Inserted readings are merged into the rollups: counts and sums add, min and max widen.
--- Rows are merged in key order so that concurrent ingests lock rollup rows in the same order.
+-- The SELECT that re-aggregates rollup rows of `source` into coarser buckets of `unit`.
+create function envmon_rollup_reselect(unit text, source text) returns text language sql immutable as $$
+  select format(
+    'select station_id, date_trunc(%L, bucket, ''UTC'') as bucket, quality_flag, sum(n)::bigint as n, %s from %s group by 1, 2, 3',
+    unit,
+    string_agg(format('sum(%1$I_count)::bigint as %1$I_count, sum(%1$I_sum) as %1$I_sum, min(%1$I_min) as %1$I_min, max(%1$I_max) as %1$I_max', m), ', '),
+    source)
+  from unnest(envmon_rollup_metrics()) as m
+$$;
+
+-- Inserted readings are merged into the rollups: counts and sums add, min and max widen. The new rows
+-- are summarised into hours once; days, weeks and months are rolled up from that small delta, all four
+-- upserts in one statement. Rows are merged in key order so that concurrent ingests lock rollup rows
+-- in the same order.
 create function envmon_rollups_add() returns trigger language plpgsql as $$
 declare
-  r record;
   merge text;
+  upsert text := 'insert into %I as r %s order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, %s';
 begin
   select string_agg(format(
     '%1$I_count = r.%1$I_count + excluded.%1$I_count, '
@@ -51,11 +63,15 @@ begin
     '%1$I_max = greatest(r.%1$I_max, excluded.%1$I_max)', m), ', ')
   into merge
   from unnest(envmon_rollup_metrics()) as m;
-  for r in select * from envmon_rollup_units() loop
-    execute format(
-      'insert into %I as r %s order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, %s',
-      r.rollup, envmon_rollup_select(r.unit, 'new_rows'), merge);
-  end loop;
+  execute format(
+    'with hourly as materialized (%s), '
+    'd as (' || upsert || '), w as (' || upsert || '), m as (' || upsert || ') '
+    || upsert,
+    envmon_rollup_select('hour', 'new_rows'),
+    'readings_daily', envmon_rollup_reselect('day', 'hourly'), merge,
+    'readings_weekly', envmon_rollup_reselect('week', 'hourly'), merge,
+    'readings_monthly', envmon_rollup_reselect('month', 'hourly'), merge,
+    'readings_hourly', 'select * from hourly', merge);
   return null;
 end $$;
 

@@ -29,9 +29,17 @@ const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.
 /** A row that cannot be stored, with the reason a station operator reads in error_details. */
 export class RowError extends Error {}
 
+// What stations send nearly always: UTC with a Z, whole seconds or milliseconds.
+const canonicalUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
+
 /** Parses an ISO 8601 date-time; one without an offset is UTC. Returns the canonical ISO string. */
 export function parseTimestamp(value: unknown): string {
   if (typeof value !== 'string') throw new RowError(value === undefined || value === null ? 'timestamp is required' : 'timestamp must be a string');
+  if (canonicalUtc.test(value)) {
+    // A real calendar date survives the round trip unchanged; 2026-02-30 comes back as March.
+    const iso = new Date(Date.parse(value)).toISOString();
+    if (iso === value || iso === `${value.slice(0, 19)}.000Z`) return iso;
+  }
   const match = isoDateTime.exec(value);
   if (!match) throw new RowError(`timestamp '${value.slice(0, 40)}' is not an ISO 8601 date-time`);
   const text = match[7] ? value : `${value}Z`;

@@ -1,0 +1,124 @@
+// Shared by the bench scripts: the database server (as the tests find it), a real `envmon serve`
+// process per database, and raw COPY as the limit every figure is compared with.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { startTestServer, type TestServer } from '../test/helpers/database.js';
+import { envmonBin } from '../test/helpers/cli.js';
+
+export async function openServer(): Promise<TestServer> {
+  const server = await startTestServer({ ...process.env, TEST_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL });
+  console.log(`engines: ${server.engines.join(', ')}${server.leftOut.length ? ` (left out: ${server.leftOut.join('; ')})` : ''}`);
+  return server;
+}
+
+export type Serve = { url: string; child: ChildProcess; stop: () => Promise<void> };
+
+/** Starts `envmon serve` on a free port against the database, as production runs it. */
+export async function startServe(databaseUrl: string, settings: Record<string, string> = {}): Promise<Serve> {
+  const child = spawn(process.execPath, [envmonBin, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: databaseUrl, ...settings },
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const match = /on (http:\/\/[\d.:]+) /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Runs a CLI command and returns its stdout. */
+export function envmon(args: string[], databaseUrl: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [envmonBin, ...args], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`envmon ${args.join(' ')} exited ${code}`))));
+  });
+}
+
+export type BenchRow = {
+  timestamp: string;
+  temperature_c: number; humidity_rh: number; pressure_hpa: number; altitude_m: number; pm1_0: number;
+  pm2_5: number; pm10: number; co2_ppm: number; co_ppm: number; uv_index: number;
+  firmware_version: string; module_data: { board: string };
+};
+
+/** `count` one-minute readings from `start` with every field filled, as a station sends them. */
+export function benchRows(count: number, start: number): BenchRow[] {
+  return Array.from({ length: count }, (_, i) => {
+    const phase = i / 1440;
+    return {
+      timestamp: new Date(start + i * 60_000).toISOString(),
+      temperature_c: Math.round((10 + 8 * Math.sin(phase * 6.283)) * 100) / 100,
+      humidity_rh: Math.round((60 + 20 * Math.cos(phase * 6.283)) * 10) / 10,
+      pressure_hpa: Math.round((1005 + 5 * Math.sin(phase)) * 10) / 10,
+      altitude_m: 210,
+      pm1_0: 3.1, pm2_5: Math.round((8 + (i % 17)) * 10) / 10, pm10: 12.4,
+      co2_ppm: 420 + (i % 30), co_ppm: 0.3, uv_index: 2.5,
+      firmware_version: '2.4.1', module_data: { board: 'v2' },
+    };
+  });
+}
+
+/**
+ * The limit: COPY of the same rows as CSV into `readings` on one connection, with the portable engine's
+ * rollup triggers switched off (session_replication_role) so that it measures the raw table.
+ */
+export async function copyReadings(databaseUrl: string, stationId: string, rows: BenchRow[]): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`set session_replication_role = replica`);
+    const lines = rows.map((r) =>
+      [stationId, r.timestamp, r.temperature_c, r.humidity_rh, r.pressure_hpa, r.altitude_m, r.pm1_0, r.pm2_5, r.pm10,
+        r.co2_ppm, r.co_ppm, r.uv_index, 'ok', r.firmware_version, `"${JSON.stringify(r.module_data).replace(/"/g, '""')}"`].join(',') + '\n');
+    const started = performance.now();
+    await pipeline(
+      Readable.from(chunk(lines, 1000).map((c) => c.join(''))),
+      client.query(copyStreams.from(`copy readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data) from stdin with (format csv)`)),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    await client.query(`delete from readings where station_id = $1`, [stationId]);
+    return rows.length / seconds;
+  } finally {
+    await client.end();
+  }
+}
+
+export function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function saveResults(name: string, results: unknown): void {
+  mkdirSync('bench/out', { recursive: true });
+  writeFileSync(`bench/out/${name}.json`, JSON.stringify(results, null, 2));
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
