@@ -2,6 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { generateDemoReadings, type DemoClimate } from '../readings/demoReadings.js';
+import { materializeRollups } from '../readings/rollups.js';
 import { storeReadings, type NewReading } from '../readings/store.js';
 import { upsertStation } from '../stations/queries.js';
 import type { StationInput } from '../stations/schema.js';
@@ -36,7 +37,7 @@ export async function isEmpty(db: Db): Promise<boolean> {
   return !(await db.pool.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from stations`));
 }
 
-/** Loads the demo stations and 30 days of one-minute readings up to now, through the readings store. */
+/** Loads the demo stations and 30 days of one-minute readings up to now, through the readings store, and materialises the rollups. */
 export async function loadDemo(db: Db): Promise<{ stations: number; readings: number }> {
   const end = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const minutes = demoDays * 1440;
@@ -55,5 +56,6 @@ export async function loadDemo(db: Db): Promise<{ stations: number; readings: nu
     }
     if (batch.length > 0) readings += (await storeReadings(db, station.station_id, batch)).accepted;
   }
+  await materializeRollups(db);
   return { stations: demoStations.length, readings };
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import { createApp } from '../http/app.js';
 import { listen } from '../http/server.js';
+import { startMaterializer } from '../readings/materializer.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
 
@@ -17,6 +18,7 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
     const loaded = await loadDemo(db);
     log.info({ ...loaded, ms: Date.now() - started }, 'demo data loaded');
   }
+  const stopMaterializer = startMaterializer(db, log);
   const { app } = createApp({ config, db, log });
   const running = await listen(app, config.port, config.host);
   log.info({ url: `${running.url}/api/v1/`, engine: db.engine }, 'serving');
@@ -31,7 +33,7 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));
-      running.close().then(resolve, resolve);
+      Promise.allSettled([running.close(), stopMaterializer()]).then(() => resolve());
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

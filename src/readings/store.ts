@@ -2,9 +2,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql } from 'slonik';
 import { z } from 'zod';
 import { copyText } from '../db/copyText.js';
+import { refreshRollups } from './rollups.js';
 import type { Db } from '../db/pool.js';
 import type { QualityFlag } from './quality.js';
 
@@ -132,76 +133,6 @@ export async function flagReadings(
   if (result.first && result.last) await refreshRollups(db, result.first, result.last);
   return result.changed;
 }
-
-/**
- * Makes the rollups exact for readings written between `first` and `last`. The portable engine's
- * triggers did so in the writing transaction; on timescale the buckets that hold the range are
- * re-materialised now, after commit (refresh cannot run inside a transaction), finest first because
- * each rollup is built on the one below.
- */
-export async function refreshRollups(db: Db, first: string, last: string): Promise<void> {
-  if (db.engine !== 'timescale') return;
-  await db.pool.connect(async (connection) => {
-    for (const [index, [rollup, width]] of rollupWidths.entries()) {
-      await refreshRange(connection, index, rollup, width, first, last);
-    }
-  });
-}
-
-const rollupWidths = [
-  ['readings_hourly', '1 hour'],
-  ['readings_daily', '1 day'],
-  ['readings_weekly', '1 week'],
-  ['readings_monthly', '1 month'],
-] as const;
-
-// TimescaleDB refuses a refresh whose range overlaps one in progress (55P03), and stations posting
-// the same minute always overlap. Refreshes of one rollup therefore queue on a session advisory lock,
-// shared by every process on the database; 55P03 can still come from a refresh policy job, and is retried.
-const refreshLockBase = 7_301_946_500;
-const lockNotAvailable = '55P03';
-
-async function refreshRange(
-  connection: CommonQueryMethods,
-  index: number,
-  rollup: string,
-  width: string,
-  first: string,
-  last: string,
-): Promise<void> {
-  const lockKey = refreshLockBase + index;
-  await connection.query(sql.type(noRows)`select pg_advisory_lock(${lockKey})`);
-  try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await connection.query(sql.type(noRows)`
-          call refresh_continuous_aggregate(
-            ${rollup}::regclass,
-            time_bucket(${width}::interval, ${first}::timestamptz),
-            time_bucket(${width}::interval, ${last}::timestamptz) + ${width}::interval
-          )
-        `);
-        return;
-      } catch (error) {
-        if (attempt >= 20 || sqlState(error) !== lockNotAvailable) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
-      }
-    }
-  } finally {
-    await connection.query(sql.type(noRows)`select pg_advisory_unlock(${lockKey})`);
-  }
-}
-
-function sqlState(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
-}
-
-// CALL returns no rows.
-const noRows = z.object({});
 
 function firstPerTimestamp(readings: readonly NewReading[]): NewReading[] {
   const seen = new Set<string>();
