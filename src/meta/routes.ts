@@ -7,7 +7,8 @@ import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
 
-const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
+// The package's main module loads the whole 1 MB bundle; only its directory is needed.
+const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js')();
 
 // The docs page is served from these files of the swagger-ui-dist package only: no CDN, no other file.
 const docsAssets: Record<string, string> = {

@@ -32,13 +32,26 @@ export class RowError extends Error {}
 // What stations send nearly always: UTC with a Z, whole seconds or milliseconds.
 const canonicalUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
 
+const daysInMonth = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether the fixed-position fields of a canonical UTC timestamp name a real date and time. */
+function isCalendarTime(value: string): boolean {
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return (
+    year >= 1900 && month >= 1 && month <= 12 && day >= 1 &&
+    day <= (month === 2 && !leap ? 28 : daysInMonth[month - 1]!) &&
+    Number(value.slice(11, 13)) <= 23 && Number(value.slice(14, 16)) <= 59 && Number(value.slice(17, 19)) <= 59
+  );
+}
+
 /** Parses an ISO 8601 date-time; one without an offset is UTC. Returns the canonical ISO string. */
 export function parseTimestamp(value: unknown): string {
   if (typeof value !== 'string') throw new RowError(value === undefined || value === null ? 'timestamp is required' : 'timestamp must be a string');
-  if (canonicalUtc.test(value)) {
-    // A real calendar date survives the round trip unchanged; 2026-02-30 comes back as March.
-    const iso = new Date(Date.parse(value)).toISOString();
-    if (iso === value || iso === `${value.slice(0, 19)}.000Z`) return iso;
+  if (canonicalUtc.test(value) && isCalendarTime(value)) {
+    return value.length === 24 ? value : `${value.slice(0, 19)}.000Z`;
   }
   const match = isoDateTime.exec(value);
   if (!match) throw new RowError(`timestamp '${value.slice(0, 40)}' is not an ISO 8601 date-time`);
@@ -67,60 +80,85 @@ function numeric(name: string, value: unknown): number | null {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+// How each known key is handled; anything else is a channel for module_data.
+const keyKinds = new Map<string, 'numeric' | 'alias' | 'firmware' | 'module' | 'skip'>([
+  ...numericFields.map((f) => [f, 'numeric'] as const),
+  ...Object.keys(fieldAliases).map((a) => [a, 'alias'] as const),
+  ['firmware_version', 'firmware'],
+  ['module_data', 'module'],
+  ['timestamp', 'skip'],
+  ...[...ignoredKeys].map((k) => [k, 'skip'] as const),
+]);
+
 /**
  * Turns one posted reading into a row to store: canonical fields and aliases into columns, soil
  * channels and unknown keys into module_data, the quality flag assigned. Throws RowError.
+ * This runs for every row of every batch, so it allocates little and looks each key up once.
  */
 export function parseReading(raw: unknown): NewReading {
   if (!isPlainObject(raw)) throw new RowError('reading must be a JSON object');
-  const values: Record<NumericField, number | null> = {
+  const row: NewReading = {
+    ts: parseTimestamp(raw.timestamp),
     temperature_c: null, humidity_rh: null, pressure_hpa: null, altitude_m: null, pm1_0: null,
     pm2_5: null, pm10: null, co2_ppm: null, co_ppm: null, uv_index: null,
+    quality_flag: 'ok', firmware_version: null, module_data: null,
   };
-  let firmware: string | null = null;
-  // A null-prototype object: a '__proto__' channel is stored as data, never as a prototype.
-  const channels: Record<string, unknown> = Object.create(null);
-  let channelCount = 0;
+  let channels: Record<string, unknown> | null = null;
   let explicitModuleData: Record<string, unknown> | null = null;
+  let aliased = false;
 
-  for (const key of Object.keys(raw)) {
+  for (const key in raw) {
     const value = raw[key];
-    if (key === 'timestamp' || ignoredKeys.has(key)) continue;
-    if (key in values) {
-      values[key as NumericField] = numeric(key, value);
-    } else if (Object.hasOwn(fieldAliases, key)) {
-      values[fieldAliases[key]!] = numeric(key, value);
-    } else if (key === 'firmware_version') {
-      if (value !== null && typeof value !== 'string') throw new RowError('firmware_version must be a string or null');
-      if (typeof value === 'string' && value.length > maxFirmwareLength) throw new RowError(`firmware_version must be at most ${maxFirmwareLength} characters`);
-      firmware = value;
-    } else if (key === 'module_data') {
-      if (value !== null && !isPlainObject(value)) throw new RowError('module_data must be an object or null');
-      explicitModuleData = value;
-    } else {
-      channels[key] = value;
-      channelCount++;
+    switch (keyKinds.get(key)) {
+      case 'skip':
+        break;
+      case 'numeric':
+        row[key as NumericField] = numeric(key, value);
+        break;
+      case 'alias':
+        aliased = true;
+        break;
+      case 'firmware':
+        if (value !== null && typeof value !== 'string') throw new RowError('firmware_version must be a string or null');
+        if (typeof value === 'string' && value.length > maxFirmwareLength) throw new RowError(`firmware_version must be at most ${maxFirmwareLength} characters`);
+        row.firmware_version = value;
+        break;
+      case 'module':
+        if (value !== null && !isPlainObject(value)) throw new RowError('module_data must be an object or null');
+        explicitModuleData = value;
+        break;
+      default:
+        // A null-prototype object: a '__proto__' channel is stored as data, never as a prototype.
+        channels ??= Object.create(null) as Record<string, unknown>;
+        channels[key] = value;
     }
   }
-  // Both an alias and its canonical field: the same value is fine, two different ones are an error.
-  for (const [alias, field] of Object.entries(fieldAliases)) {
-    if (Object.hasOwn(raw, alias) && Object.hasOwn(raw, field) && raw[alias] !== raw[field]) {
-      throw new RowError(`${alias} and ${field} disagree (${JSON.stringify(raw[alias])} and ${JSON.stringify(raw[field])})`);
-    }
-  }
-
-  let moduleData: Record<string, unknown> | null = null;
-  if (explicitModuleData || channelCount > 0) {
-    moduleData = Object.create(null) as Record<string, unknown>;
-    for (const [key, value] of Object.entries(explicitModuleData ?? {})) moduleData[key] = value;
-    for (const key of Object.keys(channels)) {
-      if (Object.hasOwn(moduleData, key) && JSON.stringify(moduleData[key]) !== JSON.stringify(channels[key])) {
-        throw new RowError(`${key} is given both as a channel and in module_data, with different values`);
+  if (aliased) {
+    for (const alias in fieldAliases) {
+      if (!Object.hasOwn(raw, alias)) continue;
+      const field = fieldAliases[alias]!;
+      const value = numeric(alias, raw[alias]);
+      // Both an alias and its canonical field: the same value is fine, two different ones are an error.
+      if (Object.hasOwn(raw, field) && raw[field] !== raw[alias]) {
+        throw new RowError(`${alias} and ${field} disagree (${JSON.stringify(raw[alias])} and ${JSON.stringify(raw[field])})`);
       }
-      moduleData[key] = channels[key];
+      row[field] = value;
     }
   }
+  if (explicitModuleData || channels) row.module_data = mergeModuleData(explicitModuleData, channels);
+  row.quality_flag = assessQuality(row);
+  return row;
+}
 
-  const ts = parseTimestamp(raw.timestamp);
-  return { ts, ...values, quality_flag: assessQuality(values), firmware_version: firmware, module_data: moduleData };
+/** module_data as posted, plus the channels given beside it; the same key with two values is an error. */
+function mergeModuleData(explicit: Record<string, unknown> | null, channels: Record<string, unknown> | null): Record<string, unknown> {
+  const merged = Object.create(null) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(explicit ?? {})) merged[key] = value;
+  for (const key in channels) {
+    if (Object.hasOwn(merged, key) && JSON.stringify(merged[key]) !== JSON.stringify(channels[key])) {
+      throw new RowError(`${key} is given both as a channel and in module_data, with different values`);
+    }
+    merged[key] = channels[key];
+  }
+  return merged;
 }

@@ -11,10 +11,13 @@ export const plausibilityBounds = {
 
 type Checked = { [K in keyof typeof plausibilityBounds]?: number | null };
 
+// Flattened once: this runs for every ingested row.
+const checks = Object.entries(plausibilityBounds) as [keyof Checked, readonly [number, number]][];
+
 /** The flag a new reading gets on ingest: suspect when any checked value lies outside its bounds. */
 export function assessQuality(reading: Checked): QualityFlag {
-  for (const [field, [min, max]] of Object.entries(plausibilityBounds)) {
-    const value = reading[field as keyof Checked];
+  for (const [field, [min, max]] of checks) {
+    const value = reading[field];
     if (value != null && (value < min || value > max)) return 'suspect';
   }
   return 'ok';

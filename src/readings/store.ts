@@ -29,52 +29,46 @@ export type NewReading = {
 
 export type StoreResult = { accepted: number; duplicates: number };
 
-const insertedRange = z.object({
-  accepted: z.number(),
-  first: z.string().nullable(),
-  last: z.string().nullable(),
-});
+const readingColumns =
+  'station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data';
 
-// Per connection, created once: rows are COPYed here and leave it at commit.
-const stagingTable = `
-  create temp table if not exists readings_staging (
-    ts timestamptz, temperature_c float8, humidity_rh float8, pressure_hpa float8, altitude_m float8,
-    pm1_0 float8, pm2_5 float8, pm10 float8, co2_ppm float8, co_ppm float8, uv_index float8,
-    quality_flag text, firmware_version text, module_data jsonb
-  ) on commit delete rows`;
+// Per connection, created once: rows wait here when the batch repeats stored readings.
+const stagingTable = `create temp table if not exists readings_staging (like readings) on commit delete rows`;
 const withStaging = new WeakSet<pg.PoolClient>();
 
 // Rows go in timestamp order so that concurrent overlapping batches take row locks in the same order.
 const insertFromStaging = `
   with inserted as (
-    insert into readings (
-      station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10,
-      co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data
-    )
-    select $1, s.* from readings_staging s order by s.ts
+    insert into readings (${readingColumns})
+    select * from readings_staging order by ts
     on conflict (station_id, ts) do nothing
     returning ts
   )
   select count(*)::int as accepted, min(ts) as first, max(ts) as last from inserted`;
 
-// Deadlocks cannot arise between batches (both lock in timestamp order) but can with the rollup
+const uniqueViolation = '23505';
+// A deadlock cannot arise between batches (both lock in timestamp order) but can with the rollup
 // rebuild of a concurrent flag override; the transaction is then simply run again.
 const retryableStates = new Set(['40P01', '40001']);
 
 /**
- * Stores one station's readings: COPY into a staging table, then one INSERT ... ON CONFLICT DO NOTHING,
- * in one transaction (four round trips whatever the batch size). A (station, timestamp) already present
- * is a duplicate, as is a repeated timestamp within the batch (the first one wins). When it returns,
- * the readings are committed and every rollup includes them (on timescale the touched buckets are
- * refreshed here, after commit).
+ * Stores one station's readings in one transaction, in a constant number of round trips. A
+ * (station, timestamp) already present is a duplicate, as is a repeated timestamp within the batch
+ * (the first one wins). When it returns, the readings are committed and every rollup includes them.
+ *
+ * Most batches hold only new readings, so they are COPYed straight into `readings`, which is as fast
+ * as PostgreSQL takes rows. When that meets a stored reading (a re-sent batch, or a concurrent one)
+ * the COPY is rolled back to its savepoint and the batch goes through a staging table and
+ * INSERT ... ON CONFLICT DO NOTHING instead.
  */
 export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
-  const unique = firstPerTimestamp(readings);
+  const unique = firstPerTimestamp(readings).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
   if (unique.length === 0) return { accepted: 0, duplicates: readings.length };
-  const text = unique.map(copyLine).join('');
+  const station = copyText(stationId);
+  const text = unique.map((r) => copyLine(station, r)).join('');
   for (let attempt = 1; ; attempt++) {
     try {
-      const inserted = insertedRange.parse(await copyAndInsert(db.copyPool, stationId, text));
+      const inserted = await copyReadings(db.copyPool, text, unique.length, unique[0]!.ts, unique.at(-1)!.ts);
       if (inserted.first && inserted.last) await refreshRollups(db, inserted.first, inserted.last);
       return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted };
     } catch (error) {
@@ -84,20 +78,29 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
   }
 }
 
-async function copyAndInsert(pool: pg.Pool, stationId: string, text: string): Promise<unknown> {
+type Inserted = { accepted: number; first: string | null; last: string | null };
+
+async function copyReadings(pool: pg.Pool, text: string, count: number, first: string, last: string): Promise<Inserted> {
   const client = await pool.connect();
   try {
-    if (!withStaging.has(client)) {
-      await client.query(stagingTable);
-      withStaging.add(client);
+    await client.query('begin; savepoint direct');
+    let inserted: Inserted = { accepted: count, first, last };
+    try {
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, text);
+    } catch (error) {
+      if ((error as { code?: string }).code !== uniqueViolation) throw error;
+      await client.query('rollback to savepoint direct');
+      if (!withStaging.has(client)) {
+        await client.query(stagingTable);
+        withStaging.add(client);
+      }
+      await copyInto(client, 'copy readings_staging from stdin', text);
+      const row = (await client.query(insertFromStaging)).rows[0] as { accepted: number; first: Date | null; last: Date | null };
+      inserted = { accepted: row.accepted, first: row.first?.toISOString() ?? null, last: row.last?.toISOString() ?? null };
     }
-    await client.query('begin');
-    await pipeline(Readable.from([text]), client.query(copyFrom('copy readings_staging from stdin')));
-    const result = await client.query(insertFromStaging, [stationId]);
     await client.query('commit');
     client.release();
-    const row = result.rows[0] as { accepted: number; first: Date | null; last: Date | null };
-    return { accepted: row.accepted, first: row.first?.toISOString() ?? null, last: row.last?.toISOString() ?? null };
+    return inserted;
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
@@ -105,11 +108,18 @@ async function copyAndInsert(pool: pg.Pool, stationId: string, text: string): Pr
   }
 }
 
-function copyLine(r: NewReading): string {
+function copyInto(client: pg.PoolClient, statement: string, text: string): Promise<void> {
+  return pipeline(Readable.from([text]), client.query(copyFrom(statement)));
+}
+
+// Numbers need no escaping in COPY's text format; only the free-text columns go through copyText.
+const n = (value: number | null) => (value === null ? '\\N' : value);
+
+function copyLine(station: string, r: NewReading): string {
   return (
-    `${r.ts}\t${copyText(r.temperature_c)}\t${copyText(r.humidity_rh)}\t${copyText(r.pressure_hpa)}\t${copyText(r.altitude_m)}` +
-    `\t${copyText(r.pm1_0)}\t${copyText(r.pm2_5)}\t${copyText(r.pm10)}\t${copyText(r.co2_ppm)}\t${copyText(r.co_ppm)}` +
-    `\t${copyText(r.uv_index)}\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
+    `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
+    `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
+    `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
     `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`
   );
 }
