@@ -2,6 +2,7 @@ import cors from '@koa/cors';
 import Koa from 'koa';
 import { addMetaRoutes } from '../meta/routes.js';
 import { addIngestRoutes } from '../readings/ingestRoutes.js';
+import { addReadingRoutes } from '../readings/routes.js';
 import { addStationRoutes } from '../stations/routes.js';
 import type { Deps } from './deps.js';
 import { problems } from './middleware/problems.js';
@@ -18,6 +19,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
   const api = createApi(deps);
   addMetaRoutes(api);
   addStationRoutes(api);
+  addReadingRoutes(api);
   addIngestRoutes(api);
 
   app.use(requestContext(deps.log));

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from './zod.js';
 import type { Deps } from './deps.js';
+import { invalidParameters, type ParamError } from './problem.js';
 import { parseInput } from './validate.js';
 
 export const problemSchema = z
@@ -28,6 +29,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   description?: string;
   tag: string;
   query?: Q;
+  /** Rules across query parameters, checked after the schema; their errors join the same 400. */
+  checks?: (query: z.infer<Q>) => ParamError[];
   params?: P;
   body?: { contentType: string; schema: z.ZodTypeAny; description: string };
   security?: boolean;
@@ -122,6 +125,8 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
 
   api.router[spec.method](spec.operationId, spec.path, async (ctx) => {
     const query = spec.query ? parseInput(spec.query, ctx.query) : {};
+    const crossErrors = spec.checks?.(query) ?? [];
+    if (crossErrors.length > 0) throw invalidParameters(crossErrors);
     const params = spec.params ? parseInput(spec.params, ctx.params) : {};
     await handler(ctx, { query, params } as RouteInput<Q, P>);
   });

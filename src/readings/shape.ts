@@ -41,3 +41,24 @@ export function shapeReading(row: Record<string, unknown>): Reading {
     module_data: (row.module_data as Record<string, unknown> | null) ?? null,
   };
 }
+
+export const aggregateResultSchema = z
+  .object({
+    period_start: z.string().datetime(),
+    count: z.number().int(),
+    temperature_c_mean: z.number().nullable(),
+    temperature_c_min: z.number().nullable(),
+    temperature_c_max: z.number().nullable(),
+    humidity_rh_mean: z.number().nullable(),
+    pressure_hpa_mean: z.number().nullable(),
+    pm2_5_mean: z.number().nullable(),
+  })
+  .openapi('AggregateResult');
+
+export const aggregateColumns = Object.keys(aggregateResultSchema.shape) as (keyof z.infer<typeof aggregateResultSchema>)[];
+
+/** The aggregate rows as CSV text: a header, then one line per period; nulls are empty fields. */
+export function* aggregateCsv(rows: readonly z.infer<typeof aggregateResultSchema>[]): Generator<string> {
+  yield `${aggregateColumns.join(',')}\n`;
+  for (const row of rows) yield `${aggregateColumns.map((c) => row[c] ?? '').join(',')}\n`;
+}

@@ -1,0 +1,164 @@
+import { Readable } from 'node:stream';
+import { addRoute, type Api } from '../http/route.js';
+import { notFound } from '../http/problem.js';
+import { z } from '../http/zod.js';
+import { streamDownload } from './download.js';
+import { citation, downloadFileName, licenseUrl, preamble } from './attribution.js';
+import { aggregateReadings, compareInterval, compareStations, findLatestReading, listRecentReadings } from './queries.js';
+import {
+  aggregateQuerySchema,
+  compareQuerySchema,
+  dateRangeErrors,
+  downloadErrors,
+  downloadQuerySchema,
+  historicalQuerySchema,
+  latestQuerySchema,
+  maxDownloadStations,
+} from './schema.js';
+import { aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { requireStations, resolveStation } from './stationScope.js';
+
+const historicalSchema = z
+  .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(readingSchema) })
+  .openapi('HistoricalReadings');
+
+const aggregateSchema = z
+  .object({ station: z.string(), period: z.string(), count: z.number().int(), results: z.array(aggregateResultSchema) })
+  .openapi('Aggregate');
+
+const compareSchema = z
+  .object({
+    param: z.string(),
+    hours: z.number().int(),
+    quality: z.string().nullable(),
+    interval_seconds: z.number().int(),
+    timestamps: z.array(z.string().datetime()),
+    series: z.record(z.array(z.number().nullable())),
+  })
+  .openapi('Comparison');
+
+export function addReadingRoutes(api: Api): void {
+  const { config, db } = api.deps;
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/latest/', operationId: 'latestReading', tag: 'Readings',
+      summary: 'The most recent reading of a station',
+      query: latestQuerySchema,
+      responses: {
+        200: { description: 'The reading', content: { 'application/json': readingSchema } },
+        404: { description: 'The station is unknown or has no reading' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationId = await resolveStation(db.pool, query.station, undefined);
+      const reading = await findLatestReading(db.pool, stationId);
+      if (!reading) throw notFound(`station '${stationId}' has no readings yet`);
+      ctx.body = shapeReading(reading);
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', tag: 'Readings',
+      summary: 'A station\'s readings over the last hours, oldest first',
+      query: historicalQuerySchema,
+      responses: {
+        200: { description: 'The readings', content: { 'application/json': historicalSchema } },
+        404: { description: 'The station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationId = await resolveStation(db.pool, query.station, config.defaultStation);
+      const readings = (await listRecentReadings(db.pool, { stationId, hours: query.hours, quality: query.quality })).map(shapeReading);
+      ctx.body = { station: stationId, hours: query.hours, count: readings.length, readings };
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', tag: 'Readings',
+      summary: 'Mean, min, max and count of the metrics per hour, day, week or month',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv.',
+      query: aggregateQuerySchema,
+      checks: dateRangeErrors,
+      responses: {
+        200: { description: 'The aggregates', content: { 'application/json': aggregateSchema, 'text/csv': z.string() } },
+        404: { description: 'The station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationId = await resolveStation(db.pool, query.station, config.defaultStation);
+      const results = await aggregateReadings(db.pool, {
+        stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality,
+      });
+      if (query.output === 'csv') {
+        ctx.type = 'text/csv; charset=utf-8';
+        ctx.set('Content-Disposition', `attachment; filename="${stationId}_${query.period}_aggregate.csv"`);
+        ctx.body = Readable.from(aggregateCsv(results));
+        return;
+      }
+      ctx.body = { station: stationId, period: query.period, count: results.length, results };
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/compare/', operationId: 'compareStations', tag: 'Readings',
+      summary: 'One metric of up to 10 stations, aligned on common time buckets',
+      description: 'interval_seconds is the smallest of 60, 300, 900, 3600, 10800, 21600 and 86400 that gives at most 720 buckets; each value is the mean of the station\'s readings in the bucket, null when it has none.',
+      query: compareQuerySchema,
+      responses: {
+        200: { description: 'The aligned series', content: { 'application/json': compareSchema } },
+        404: { description: 'A station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      await requireStations(db.pool, query.stations);
+      const seconds = compareInterval(query.hours);
+      const result = await compareStations(db.pool, {
+        stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality,
+      });
+      ctx.body = {
+        param: query.param, hours: query.hours, quality: query.quality ?? null, interval_seconds: seconds,
+        timestamps: result.timestamps,
+        series: Object.fromEntries(query.stations.map((id) => [id, result.series[id] ?? []])),
+      };
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', tag: 'Readings',
+      summary: 'Full history as CSV, streamed, with licence and citation',
+      description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp). Dates are inclusive whole UTC days.`,
+      query: downloadQuerySchema,
+      checks: downloadErrors,
+      responses: {
+        200: { description: 'CSV: comment lines with licence and citation, a header row, then the readings', content: { 'text/csv': z.string() } },
+        404: { description: 'A station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationIds = query.stations ?? [await resolveStation(db.pool, query.station, config.defaultStation)];
+      if (query.stations) await requireStations(db.pool, stationIds);
+      const range = { from: query.from_date, to: query.to_date };
+      const cite = citation(config.baseUrl, stationIds, range);
+      const body = await streamDownload(
+        db.copyPool,
+        { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) },
+        preamble(cite, Boolean(query.stations)),
+      );
+      ctx.type = 'text/csv; charset=utf-8';
+      ctx.set('Content-Disposition', `attachment; filename="${downloadFileName(stationIds, range)}"`);
+      ctx.set('Link', `<${licenseUrl}>; rel="license"`);
+      ctx.set('X-Attribution', cite);
+      ctx.body = body;
+    },
+  );
+}

@@ -1,0 +1,22 @@
+import type { CommonQueryMethods } from 'slonik';
+import { invalidParameters, notFound } from '../http/problem.js';
+import { stationExists } from '../stations/queries.js';
+import { findUnknownStations } from './queries.js';
+
+/**
+ * The station a station-scoped request is about: the `station` parameter, else DEFAULT_STATION where the
+ * endpoint allows a default. Throws 400 when neither is there and 404 when the station does not exist.
+ */
+export async function resolveStation(db: CommonQueryMethods, given: string | undefined, fallback: string | undefined): Promise<string> {
+  const stationId = given ?? fallback;
+  if (!stationId) throw invalidParameters([{ param: 'station', message: 'is required' }]);
+  if (!(await stationExists(db, stationId))) throw notFound(`station '${stationId}' is unknown`);
+  return stationId;
+}
+
+/** Throws 404 naming every unknown station among `ids`. */
+export async function requireStations(db: CommonQueryMethods, ids: string[]): Promise<void> {
+  const unknown = await findUnknownStations(db, ids);
+  if (unknown.length === 1) throw notFound(`station '${unknown[0]}' is unknown`);
+  if (unknown.length > 1) throw notFound(`stations ${unknown.map((id) => `'${id}'`).join(', ')} are unknown`);
+}
