@@ -16,9 +16,12 @@ export const clampedInteger = (fallback: number, min: number, max: number) =>
 /** A whole UTC day, YYYY-MM-DD, that exists in the calendar. */
 export const dateSchema = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
-  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), {
-    message: 'must be a date that exists, as YYYY-MM-DD',
+  .superRefine((value, ctx) => {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a date as YYYY-MM-DD' });
+    } else if (Number.isNaN(Date.parse(`${value}T00:00:00Z`)) || !new Date(`${value}T00:00:00Z`).toISOString().startsWith(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a date that exists, as YYYY-MM-DD' });
+    }
   })
   .openapi({ format: 'date', example: '2026-01-31' });
 

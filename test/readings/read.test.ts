@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { materializeRollups } from '../../src/readings/rollups.js';
+import { flagReadings, storeReadings } from '../../src/readings/store.js';
+import { describeEngines } from '../helpers/app.js';
+import { assertClose, periods, type Period } from '../helpers/exactness.js';
+import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { addStation, makeReadings } from '../helpers/readings.js';
+
+const isoMinutesAgo = (minutes: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - minutes * 60_000).toISOString();
+
+const oracleRow = z.object({
+  period_start: z.string(),
+  count: z.number(),
+  temperature_c_mean: z.number().nullable(),
+  temperature_c_min: z.number().nullable(),
+  temperature_c_max: z.number().nullable(),
+  humidity_rh_mean: z.number().nullable(),
+  pressure_hpa_mean: z.number().nullable(),
+  pm2_5_mean: z.number().nullable(),
+});
+
+describeEngines('GET /data/latest/ and /data/historical/', (env) => {
+  it('gives the latest reading with its module_data, 400 without station, 404 for unknown or empty stations', async () => {
+    const key = await stationWithKey(env(), 'rd-latest');
+    await postBatch(env(), key, {
+      station_id: 'rd-latest',
+      readings: [
+        { timestamp: isoMinutesAgo(2), temperature_c: 1 },
+        { timestamp: isoMinutesAgo(1), air_temp: 2.5, soil_moist: 0.4, wind_dir: 'NW', firmware_version: 'fw-3' },
+      ],
+    });
+    const { status, body } = await env().getJson('/api/v1/data/latest/?station=rd-latest');
+    assert.equal(status, 200);
+    assert.deepEqual(body, {
+      timestamp: isoMinutesAgo(1), temperature_c: 2.5, humidity_rh: null, pressure_hpa: null, altitude_m: null, pm1_0: null,
+      pm2_5: null, pm10: null, co2_ppm: null, co_ppm: null, uv_index: null, quality_flag: 'ok', firmware_version: 'fw-3',
+      module_data: { soil_moist: 0.4, wind_dir: 'NW' },
+    });
+    const missing = await env().getJson('/api/v1/data/latest/');
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body.errors, [{ param: 'station', message: 'is required' }]);
+    const unknown = await env().getJson('/api/v1/data/latest/?station=rd-nowhere');
+    assert.deepEqual(unknown.body, { type: 'urn:envmon:problem:not-found', title: 'Not Found', status: 404, detail: "station 'rd-nowhere' is unknown" });
+    await addStation(env().db, 'rd-empty');
+    const empty = await env().getJson('/api/v1/data/latest/?station=rd-empty');
+    assert.equal(empty.status, 404);
+    assert.equal(empty.body.detail, "station 'rd-empty' has no readings yet");
+  });
+
+  it('gives the last hours of readings oldest first, clamps hours, filters by quality', async () => {
+    await addStation(env().db, 'rd-hist');
+    // One reading every 30 minutes over 40 days; every fifth one suspect.
+    const readings = Array.from({ length: 40 * 48 }, (_, i) => {
+      const values = { temperature_c: i % 5 === 0 ? 75 : 10 };
+      return { ...makeReadings(1, isoMinutesAgo(i * 30 + 1), 1)[0]!, ...values, quality_flag: i % 5 === 0 ? ('suspect' as const) : ('ok' as const) };
+    });
+    await storeReadings(env().db, 'rd-hist', readings);
+    const day = await env().getJson('/api/v1/data/historical/?station=rd-hist');
+    assert.equal(day.status, 200);
+    assert.equal(day.body.station, 'rd-hist');
+    assert.equal(day.body.hours, 24);
+    assert.equal(day.body.count, 48);
+    assert.equal(day.body.readings.length, 48);
+    const times = day.body.readings.map((r: { timestamp: string }) => r.timestamp);
+    assert.deepEqual(times, [...times].sort());
+    assert.equal(times.at(-1), isoMinutesAgo(1));
+    for (const [hours, expectedHours, count] of [['0', 1, 2], ['-3', 1, 2], ['9999', 720, 1440], ['720', 720, 1440], ['2', 2, 4]] as const) {
+      const { body } = await env().getJson(`/api/v1/data/historical/?station=rd-hist&hours=${hours}`);
+      assert.equal(body.hours, expectedHours, `hours=${hours}`);
+      assert.equal(body.count, count, `hours=${hours}`);
+    }
+    const suspect = await env().getJson('/api/v1/data/historical/?station=rd-hist&quality=suspect');
+    assert.ok(suspect.body.readings.every((r: { quality_flag: string }) => r.quality_flag === 'suspect'));
+    assert.equal(suspect.body.count, 10);
+    const bad = await env().getJson('/api/v1/data/historical/?station=rd-hist&hours=1.5&quality=good');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.errors, [
+      { param: 'hours', message: 'must be a whole number' },
+      { param: 'quality', message: 'must be one of ok, suspect, invalid' },
+    ]);
+    const none = await env().getJson('/api/v1/data/historical/');
+    assert.equal(none.status, 400, 'no DEFAULT_STATION is set');
+    assert.deepEqual(none.body.errors, [{ param: 'station', message: 'is required' }]);
+  });
+});
+
+describeEngines('default station', (env) => {
+  it('uses DEFAULT_STATION where api.md allows a default, never for latest', async () => {
+    await addStation(env().db, 'home-01');
+    await storeReadings(env().db, 'home-01', makeReadings(3, isoMinutesAgo(10), 1));
+    const historical = await env().getJson('/api/v1/data/historical/');
+    assert.equal(historical.body.station, 'home-01');
+    assert.equal(historical.body.count, 3);
+    assert.equal((await env().getJson('/api/v1/data/aggregate/')).body.station, 'home-01');
+    assert.equal((await env().get('/api/v1/data/download/')).status, 200);
+    assert.equal((await env().getJson('/api/v1/data/latest/')).status, 400);
+  });
+}, { DEFAULT_STATION: 'home-01' });
+
+describeEngines('GET /data/aggregate/', (env) => {
+  const station = 'agg-01';
+  // Seven weeks every 7 minutes across a month boundary, with suspect values and, later, an invalid range.
+  before(async () => {
+    await addStation(env().db, station);
+    const all = makeReadings(7 * 1440, '2026-01-19T03:17:00Z', 7, 5);
+    for (let i = 0; i < all.length; i += 2500) await storeReadings(env().db, station, all.slice(i, i + 2500));
+  });
+
+  /** The oracle: a GROUP BY over the raw readings with the same date filter and UTC buckets. */
+  const oracle = (period: Period, quality?: string, from?: string, to?: string) =>
+    env().db.pool.any(sql.type(oracleRow)`
+      select date_trunc(${period}, ts, 'UTC') as period_start, count(*)::int as count,
+        avg(temperature_c) as temperature_c_mean, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max,
+        avg(humidity_rh) as humidity_rh_mean, avg(pressure_hpa) as pressure_hpa_mean, avg(pm2_5) as pm2_5_mean
+      from readings
+      where station_id = ${station}
+        ${quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``}
+        ${from ? sql.fragment`and ts >= ${from}::date::timestamptz` : sql.fragment``}
+        ${to ? sql.fragment`and ts < (${to}::date + 1)::timestamptz` : sql.fragment``}
+      group by 1 order by 1
+    `);
+
+  const compare = async (period: Period, quality?: string, from?: string, to?: string) => {
+    const params = new URLSearchParams({ station, period, ...(quality ? { quality } : {}), ...(from ? { from_date: from } : {}), ...(to ? { to_date: to } : {}) });
+    const { status, body } = await env().getJson(`/api/v1/data/aggregate/?${params}`);
+    assert.equal(status, 200);
+    const expected = await oracle(period, quality, from, to);
+    const what = `${period} ${quality ?? 'all'} ${from ?? ''}..${to ?? ''}`;
+    assert.equal(body.station, station);
+    assert.equal(body.period, period);
+    assert.equal(body.count, expected.length, what);
+    assert.deepEqual(body.results.map((r: { period_start: string; count: number }) => [r.period_start, r.count]), expected.map((r) => [r.period_start, r.count]), what);
+    expected.forEach((e, i) => {
+      for (const key of ['temperature_c_mean', 'temperature_c_min', 'temperature_c_max', 'humidity_rh_mean', 'pressure_hpa_mean', 'pm2_5_mean'] as const) {
+        assertClose(body.results[i][key], e[key], `${what} ${e.period_start} ${key}`);
+      }
+    });
+    return body;
+  };
+
+  it('equals a GROUP BY over the readings for every period and quality filter, as written and once materialised', async () => {
+    for (const state of ['written', 'materialised']) {
+      if (state === 'materialised') await materializeRollups(env().db);
+      for (const period of periods) {
+        for (const quality of [undefined, 'ok', 'suspect', 'invalid']) await compare(period, quality);
+      }
+    }
+  });
+
+  it('starts weeks on Monday and months on the 1st, in UTC', async () => {
+    const weeks = await compare('week');
+    for (const r of weeks.results) assert.equal(new Date(r.period_start).getUTCDay(), 1, r.period_start);
+    const months = await compare('month');
+    assert.deepEqual(months.results.map((r: { period_start: string }) => r.period_start), ['2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', '2026-03-01T00:00:00.000Z']);
+  });
+
+  it('takes inclusive date ranges, cutting weeks and months at the range like the GROUP BY does', async () => {
+    const ranges: [string | undefined, string | undefined][] = [
+      ['2026-01-21', '2026-02-11'], ['2026-02-01', '2026-02-28'], ['2026-01-28', undefined], [undefined, '2026-02-04'], ['2026-02-05', '2026-02-05'],
+    ];
+    for (const [from, to] of ranges) {
+      for (const period of periods) {
+        for (const quality of [undefined, 'ok']) await compare(period, quality, from, to);
+      }
+    }
+    const one = await compare('day', undefined, '2026-02-05', '2026-02-05');
+    assert.equal(one.count, 1);
+    assert.equal(one.results[0].period_start, '2026-02-05T00:00:00.000Z');
+  });
+
+  it('follows an operator flag override at once', async () => {
+    await materializeRollups(env().db);
+    await flagReadings(env().db, { stationId: station, from: '2026-02-02T00:00:00.000Z', to: '2026-02-09T11:59:59.999Z', flag: 'invalid' });
+    for (const period of periods) {
+      for (const quality of [undefined, 'ok', 'invalid']) await compare(period, quality);
+    }
+    const invalid = await compare('week', 'invalid');
+    assert.ok(invalid.results.length >= 1);
+  });
+
+  it('gives CSV with the documented columns and the same rows as JSON', async () => {
+    const json = await env().getJson(`/api/v1/data/aggregate/?station=${station}&period=day`);
+    const response = await env().get(`/api/v1/data/aggregate/?station=${station}&period=day&output=csv`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/csv; charset=utf-8');
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    const lines = (await response.text()).trimEnd().split('\n');
+    assert.equal(lines[0], 'period_start,count,temperature_c_mean,temperature_c_min,temperature_c_max,humidity_rh_mean,pressure_hpa_mean,pm2_5_mean');
+    assert.equal(lines.length - 1, json.body.count);
+    const first = json.body.results[0];
+    assert.equal(lines[1], [first.period_start, first.count, first.temperature_c_mean, first.temperature_c_min, first.temperature_c_max, first.humidity_rh_mean, first.pressure_hpa_mean, first.pm2_5_mean ?? ''].join(','));
+  });
+
+  it('answers every bad parameter with a 400 naming it, and an unknown station with 404', async () => {
+    const cases: [string, { param: string; message: string }[]][] = [
+      ['period=year', [{ param: 'period', message: 'must be one of hour, day, week, month' }]],
+      ['from_date=2026-02-30', [{ param: 'from_date', message: 'must be a date that exists, as YYYY-MM-DD' }]],
+      ['to_date=02/01/2026', [{ param: 'to_date', message: 'must be a date as YYYY-MM-DD' }]],
+      ['from_date=2026-02-10&to_date=2026-02-01', [{ param: 'from_date', message: 'must not be after to_date' }]],
+      ['output=xml&quality=great', [{ param: 'quality', message: 'must be one of ok, suspect, invalid' }, { param: 'output', message: 'must be one of json, csv' }]],
+    ];
+    for (const [query, errors] of cases) {
+      const { status, body } = await env().getJson(`/api/v1/data/aggregate/?station=${station}&${query}`);
+      assert.equal(status, 400, query);
+      assert.deepEqual(body.errors, errors, query);
+      assert.equal(body.type, 'urn:envmon:problem:invalid-parameters');
+    }
+    assert.equal((await env().getJson('/api/v1/data/aggregate/?station=agg-nowhere')).status, 404);
+  });
+});
+
+describeEngines('GET /data/compare/', (env) => {
+  it('chooses the bucket width from hours', async () => {
+    const expected: [number, number][] = [[1, 60], [12, 60], [13, 300], [60, 300], [61, 900], [180, 900], [181, 3600], [720, 3600]];
+    await addStation(env().db, 'cmp-w');
+    for (const [hours, seconds] of expected) {
+      const { body } = await env().getJson(`/api/v1/data/compare/?stations=cmp-w&hours=${hours}`);
+      assert.equal(body.interval_seconds, seconds, `hours=${hours}`);
+      assert.equal(body.timestamps.length, Math.ceil((hours * 3600) / seconds));
+      assert.ok(body.timestamps.length <= 720);
+      assert.equal(body.series['cmp-w'].length, body.timestamps.length);
+    }
+  });
+
+  it('aligns stations on the same buckets with each bucket\'s mean, null where a station has none', async () => {
+    await addStation(env().db, 'cmp-a');
+    await addStation(env().db, 'cmp-b');
+    const rows = (offsets: number[], value: (i: number) => number) =>
+      offsets.map((m, i) => ({ ...makeReadings(1, isoMinutesAgo(m), 1)[0]!, pm10: value(i), quality_flag: 'ok' as const }));
+    await storeReadings(env().db, 'cmp-a', rows(Array.from({ length: 120 }, (_, i) => i), (i) => i));
+    await storeReadings(env().db, 'cmp-b', rows([5, 6, 7, 300], () => 50));
+    for (const hours of [2, 24, 200]) {
+      const { status, body } = await env().getJson(`/api/v1/data/compare/?stations=cmp-a,cmp-b&param=pm10&hours=${hours}`);
+      assert.equal(status, 200);
+      assert.deepEqual(Object.keys(body).sort(), ['hours', 'interval_seconds', 'param', 'quality', 'series', 'timestamps']);
+      assert.equal(body.param, 'pm10');
+      assert.equal(body.quality, null);
+      const step = body.interval_seconds * 1000;
+      body.timestamps.forEach((t: string, i: number) => i > 0 && assert.equal(Date.parse(t) - Date.parse(body.timestamps[i - 1]), step));
+      // The oracle: each bucket's mean straight from the readings.
+      const expected = await env().db.pool.any(sql.type(z.object({ station_id: z.string(), slot: z.string(), mean: z.number() }))`
+        select station_id, date_bin(make_interval(secs => ${body.interval_seconds}), ts, '2000-01-03 00:00:00+00') as slot, avg(pm10) as mean
+        from readings where station_id in ('cmp-a', 'cmp-b') and ts >= ${body.timestamps[0]} group by 1, 2`);
+      const lookup = new Map(expected.map((e) => [`${e.station_id} ${e.slot}`, e.mean]));
+      for (const id of ['cmp-a', 'cmp-b']) {
+        body.timestamps.forEach((t: string, i: number) => assertClose(body.series[id][i], lookup.get(`${id} ${t}`) ?? null, `${hours}h ${id} ${t}`));
+      }
+      assert.ok(body.series['cmp-b'].filter((v: number | null) => v !== null).length >= 1);
+      assert.ok(body.series['cmp-b'].some((v: number | null) => v === null));
+    }
+  });
+
+  it('refuses more than 10 stations, an unknown param and a missing list; names unknown stations with 404', async () => {
+    const eleven = Array.from({ length: 11 }, (_, i) => `s${i}`).join(',');
+    const many = await env().getJson(`/api/v1/data/compare/?stations=${eleven}`);
+    assert.equal(many.status, 400);
+    assert.deepEqual(many.body.errors, [{ param: 'stations', message: 'must have at most 10 items' }]);
+    const param = await env().getJson('/api/v1/data/compare/?stations=cmp-a&param=wind');
+    assert.deepEqual(param.body.errors, [{ param: 'param', message: 'must be one of temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm' }]);
+    const none = await env().getJson('/api/v1/data/compare/');
+    assert.deepEqual(none.body.errors, [{ param: 'stations', message: 'is required' }]);
+    const unknown = await env().getJson('/api/v1/data/compare/?stations=cmp-a,cmp-ghost');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.detail, "station 'cmp-ghost' is unknown");
+  });
+});
