@@ -49,5 +49,12 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
     }
     throw notFound(`no resource at ${ctx.path}; see ${deps.config.baseUrl}/ for the endpoints`);
   });
+  // Errors after a response has started (a download whose client went away) reach Koa's 'error' event,
+  // whose default handler prints to stderr: log them instead, quietly when the client simply left.
+  app.silent = true;
+  app.on('error', (error: { code?: string }, ctx?: { state?: { requestId?: string } }) => {
+    const gone = error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE';
+    deps.log[gone ? 'debug' : 'error']({ err: error, req_id: ctx?.state?.requestId }, gone ? 'client went away' : 'response failed');
+  });
   return { app, api };
 }

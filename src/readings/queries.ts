@@ -27,10 +27,17 @@ const readingColumns = sql.fragment`
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
-/** The station's most recent reading, or null when it has none. */
+/**
+ * The station's most recent reading, or null when it has none. Two short queries: the newest timestamp
+ * from station_latest, then the reading at exactly that time, which a hypertable finds in one chunk.
+ */
 export async function findLatestReading(db: CommonQueryMethods, stationId: string): Promise<ReadingRow | null> {
+  const ts = await db.maybeOneFirst(sql.type(z.object({ ts: z.string() }))`
+    select ts from station_latest where station_id = ${stationId}
+  `);
+  if (!ts) return null;
   return db.maybeOne(sql.type(readingRow)`
-    select ${readingColumns} from readings where station_id = ${stationId} order by ts desc limit 1
+    select ${readingColumns} from readings where station_id = ${stationId} and ts = ${ts}::timestamptz
   `);
 }
 

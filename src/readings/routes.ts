@@ -16,7 +16,7 @@ import {
   maxDownloadStations,
 } from './schema.js';
 import { aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
-import { requireStations, resolveStation } from './stationScope.js';
+import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
   .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(readingSchema) })
@@ -52,9 +52,12 @@ export function addReadingRoutes(api: Api): void {
       },
     },
     async (ctx, { query }) => {
-      const stationId = await resolveStation(db.pool, query.station, undefined);
+      const stationId = stationParam(query.station, undefined);
       const reading = await findLatestReading(db.pool, stationId);
-      if (!reading) throw notFound(`station '${stationId}' has no readings yet`);
+      if (!reading) {
+        await requireStation(db.pool, stationId);
+        throw notFound(`station '${stationId}' has no readings yet`);
+      }
       ctx.body = shapeReading(reading);
     },
   );
@@ -71,8 +74,9 @@ export function addReadingRoutes(api: Api): void {
       },
     },
     async (ctx, { query }) => {
-      const stationId = await resolveStation(db.pool, query.station, config.defaultStation);
-      const readings = (await listRecentReadings(db.pool, { stationId, hours: query.hours, quality: query.quality })).map(shapeReading);
+      const stationId = stationParam(query.station, config.defaultStation);
+      const rows = await listRecentReadings(db.pool, { stationId, hours: query.hours, quality: query.quality });
+      const readings = (await rowsOfStation(db.pool, stationId, rows)).map(shapeReading);
       ctx.body = { station: stationId, hours: query.hours, count: readings.length, readings };
     },
   );
@@ -91,10 +95,10 @@ export function addReadingRoutes(api: Api): void {
       },
     },
     async (ctx, { query }) => {
-      const stationId = await resolveStation(db.pool, query.station, config.defaultStation);
-      const results = await aggregateReadings(db.pool, {
+      const stationId = stationParam(query.station, config.defaultStation);
+      const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, {
         stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality,
-      });
+      }));
       if (query.output === 'csv') {
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="${stationId}_${query.period}_aggregate.csv"`);
@@ -145,8 +149,9 @@ export function addReadingRoutes(api: Api): void {
       },
     },
     async (ctx, { query }) => {
-      const stationIds = query.stations ?? [await resolveStation(db.pool, query.station, config.defaultStation)];
-      if (query.stations) await requireStations(db.pool, stationIds);
+      // Checked before the first byte: once the CSV streams, the status cannot change.
+      const stationIds = query.stations ?? [stationParam(query.station, config.defaultStation)];
+      await requireStations(db.pool, stationIds);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
       const body = await streamDownload(

@@ -5,13 +5,26 @@ import { findUnknownStations } from './queries.js';
 
 /**
  * The station a station-scoped request is about: the `station` parameter, else DEFAULT_STATION where the
- * endpoint allows a default. Throws 400 when neither is there and 404 when the station does not exist.
+ * endpoint allows a default. Throws 400 when neither is there.
  */
-export async function resolveStation(db: CommonQueryMethods, given: string | undefined, fallback: string | undefined): Promise<string> {
+export function stationParam(given: string | undefined, fallback: string | undefined): string {
   const stationId = given ?? fallback;
   if (!stationId) throw invalidParameters([{ param: 'station', message: 'is required' }]);
-  if (!(await stationExists(db, stationId))) throw notFound(`station '${stationId}' is unknown`);
   return stationId;
+}
+
+/** Throws 404 when the station does not exist. */
+export async function requireStation(db: CommonQueryMethods, stationId: string): Promise<void> {
+  if (!(await stationExists(db, stationId))) throw notFound(`station '${stationId}' is unknown`);
+}
+
+/**
+ * Rows of a station-scoped query: an empty answer is checked against the stations, so that an unknown
+ * station is a 404 while the common case (rows found) costs no second query.
+ */
+export async function rowsOfStation<T>(db: CommonQueryMethods, stationId: string, rows: readonly T[]): Promise<readonly T[]> {
+  if (rows.length === 0) await requireStation(db, stationId);
+  return rows;
 }
 
 /** Throws 404 naming every unknown station among `ids`. */

@@ -68,7 +68,7 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
   const text = unique.map((r) => copyLine(station, r)).join('');
   for (let attempt = 1; ; attempt++) {
     try {
-      const inserted = await copyReadings(db.copyPool, text, unique.length, unique[0]!.ts, unique.at(-1)!.ts);
+      const inserted = await copyReadings(db.copyPool, stationId, text, unique.length, unique[0]!.ts, unique.at(-1)!.ts);
       if (inserted.first && inserted.last) await refreshRollups(db, inserted.first, inserted.last);
       return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted };
     } catch (error) {
@@ -80,7 +80,7 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
 
 type Inserted = { accepted: number; first: string | null; last: string | null };
 
-async function copyReadings(pool: pg.Pool, text: string, count: number, first: string, last: string): Promise<Inserted> {
+async function copyReadings(pool: pg.Pool, stationId: string, text: string, count: number, first: string, last: string): Promise<Inserted> {
   const client = await pool.connect();
   try {
     await client.query('begin; savepoint direct');
@@ -98,7 +98,12 @@ async function copyReadings(pool: pg.Pool, text: string, count: number, first: s
       const row = (await client.query(insertFromStaging)).rows[0] as { accepted: number; first: Date | null; last: Date | null };
       inserted = { accepted: row.accepted, first: row.first?.toISOString() ?? null, last: row.last?.toISOString() ?? null };
     }
-    await client.query('commit');
+    // The batch's newest timestamp is stored now (inserted) or was already (a duplicate): either way it
+    // is a reading of this station, so the newest-reading mark can only move forward to it.
+    await client.query(
+      `insert into station_latest (station_id, ts) values (${client.escapeLiteral(stationId)}, ${client.escapeLiteral(last)})
+       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts); commit`,
+    );
     client.release();
     return inserted;
   } catch (error) {

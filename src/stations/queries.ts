@@ -36,16 +36,17 @@ export async function stationExists(db: CommonQueryMethods, stationId: string): 
 }
 
 /**
- * Every station with its most recent reading, in one query: the lateral subquery walks the
- * (station_id, ts) primary key backwards, so it reads one row per station whatever the history length.
+ * Every station with its most recent reading, in one query: station_latest gives each station's newest
+ * timestamp, and the reading is fetched by its primary key (station_id, ts).
  */
 export async function listStationsWithLatest(db: CommonQueryMethods): Promise<readonly StationWithLatestRow[]> {
   return db.any(sql.type(stationWithLatestRow)`
     select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status,
            to_jsonb(latest) as latest
     from stations s
+    left join station_latest last on last.station_id = s.station_id
     left join lateral (
-      select * from readings r where r.station_id = s.station_id order by r.ts desc limit 1
+      select * from readings r where r.station_id = s.station_id and r.ts = last.ts
     ) latest on true
     order by s.station_id
   `);
@@ -65,9 +66,7 @@ export async function listStationFreshness(db: CommonQueryMethods): Promise<read
     select s.station_id, s.status, last.ts as last_seen,
            round((extract(epoch from now() - last.ts) / 60)::numeric, 1) as age_minutes
     from stations s
-    left join lateral (
-      select r.ts from readings r where r.station_id = s.station_id order by r.ts desc limit 1
-    ) last on true
+    left join station_latest last on last.station_id = s.station_id
     order by s.station_id
   `);
 }

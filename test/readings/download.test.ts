@@ -87,7 +87,7 @@ describeEngines('GET /data/download/', (env) => {
   it('streams a large history without holding it in memory', async function () {
     this.timeout(120_000);
     await addStation(env().db, 'dl-big');
-    const rows = 600_000;
+    const rows = 1_000_000;
     await env().db.pool.query(sql.type(z.object({}))`
       insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm, quality_flag, firmware_version)
       select 'dl-big', '2020-01-01'::timestamptz + i * interval '1 minute', 10 + i % 17, 55.5, 1001.25, 8.5, 14.25, 421, 'ok', '2.4.1'
@@ -104,9 +104,11 @@ describeEngines('GET /data/download/', (env) => {
     }
     clearInterval(sampler);
     assert.equal(newlines, rows + 4);
-    assert.ok(bytes > 30_000_000, `${bytes} bytes`);
+    assert.ok(bytes > 55_000_000, `${bytes} bytes`);
+    // Client and server share this process, so the bound covers both: holding the history would take
+    // more than the bytes themselves; streaming keeps the growth to buffers.
     const growth = peak - before;
-    assert.ok(growth < bytes / 3, `heap grew by ${(growth / 1e6).toFixed(1)} MB while streaming ${(bytes / 1e6).toFixed(1)} MB`);
+    assert.ok(growth < 25_000_000, `heap grew by ${(growth / 1e6).toFixed(1)} MB while streaming ${(bytes / 1e6).toFixed(1)} MB`);
   });
 
   it('stops the COPY and frees its connection when the client disconnects mid-download', async function () {

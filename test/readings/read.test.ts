@@ -38,6 +38,10 @@ describeEngines('GET /data/latest/ and /data/historical/', (env) => {
       pm2_5: null, pm10: null, co2_ppm: null, co_ppm: null, uv_index: null, quality_flag: 'ok', firmware_version: 'fw-3',
       module_data: { soil_moist: 0.4, wind_dir: 'NW' },
     });
+    // A backfill of older readings and a re-sent batch leave the latest reading where it is.
+    await postBatch(env(), key, { station_id: 'rd-latest', readings: [{ timestamp: isoMinutesAgo(600), temperature_c: 9 }] });
+    await postBatch(env(), key, { station_id: 'rd-latest', readings: [{ timestamp: isoMinutesAgo(2), temperature_c: 1 }] });
+    assert.equal((await env().getJson('/api/v1/data/latest/?station=rd-latest')).body.timestamp, isoMinutesAgo(1));
     const missing = await env().getJson('/api/v1/data/latest/');
     assert.equal(missing.status, 400);
     assert.deepEqual(missing.body.errors, [{ param: 'station', message: 'is required' }]);
