@@ -5,16 +5,18 @@ import { EngineError } from './db/engine.js';
 import { MigrationError } from './db/migrate.js';
 import { StartupError, openDatabase } from './db/open.js';
 import { flagCommand } from './cli/flag.js';
+import { importCommand } from './cli/import.js';
+import { ContentImportError } from './content/importContent.js';
 import { keysCommand } from './cli/keys.js';
 import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
 
-const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag']);
+const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
-const oneLineErrors = [ConfigError, EmbeddedPostgresError, EngineError, MigrationError, StartupError, UsageError];
+const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, StartupError, UsageError];
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -51,6 +53,9 @@ async function run(argv: string[]): Promise<number> {
       case 'flag':
         await flagCommand(db, args, out);
         break;
+      case 'import':
+        await importCommand(db, args, out);
+        break;
     }
   } finally {
     await close();
@@ -69,6 +74,6 @@ run(process.argv.slice(2)).then(
     } else {
       console.error('envmon: unexpected failure', error);
     }
-    process.exitCode = error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
+    process.exitCode = error instanceof UsageError || error instanceof ConfigError || error instanceof ContentImportError ? 2 : 1;
   },
 );

@@ -2,6 +2,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { generateDemoReadings, type DemoClimate } from '../readings/demoReadings.js';
+import demoContent from '../content/demoContent.json' with { type: 'json' };
+import { importContent, parseContentFile } from '../content/importContent.js';
 import { materializeRollups } from '../readings/rollups.js';
 import { storeReadings, type NewReading } from '../readings/store.js';
 import { upsertStation } from '../stations/queries.js';
@@ -37,7 +39,7 @@ export async function isEmpty(db: Db): Promise<boolean> {
   return !(await db.pool.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from stations`));
 }
 
-/** Loads the demo stations and 30 days of one-minute readings up to now, through the readings store, and materialises the rollups. */
+/** Loads the demo stations, 30 days of one-minute readings up to now (through the readings store) and the demo content. */
 export async function loadDemo(db: Db): Promise<{ stations: number; readings: number }> {
   const end = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const minutes = demoDays * 1440;
@@ -57,5 +59,6 @@ export async function loadDemo(db: Db): Promise<{ stations: number; readings: nu
     if (batch.length > 0) readings += (await storeReadings(db, station.station_id, batch)).accepted;
   }
   await materializeRollups(db);
+  await importContent(db.pool, parseContentFile(demoContent));
   return { stations: demoStations.length, readings };
 }

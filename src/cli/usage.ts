@@ -11,5 +11,6 @@ commands:
   keys issue ID                  create an API key for station ID (printed once, on the last line)
   keys list ID                   list the key ids of station ID
   keys revoke KEY_ID             revoke a key at once
+  import FILE.json               create or update content from a content file (all or nothing)
   flag --station ID --from T --to T --flag invalid|ok|suspect
                                  override quality_flag for a time range; aggregates follow`;

@@ -1,5 +1,6 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import { addContentRoutes } from '../content/routes.js';
 import { addMetaRoutes } from '../meta/routes.js';
 import { addIngestRoutes } from '../readings/ingestRoutes.js';
 import { addReadingRoutes } from '../readings/routes.js';
@@ -21,6 +22,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
   addStationRoutes(api);
   addReadingRoutes(api);
   addIngestRoutes(api);
+  addContentRoutes(api);
 
   app.use(requestContext(deps.log));
   app.use(securityHeaders());

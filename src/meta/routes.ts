@@ -6,6 +6,9 @@ import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
+import { changelogSchema, loadChangelog } from './changelog.js';
+import { readStats } from '../content/queries.js';
+import { shapeStats } from '../content/shape.js';
 
 // The package's main module loads the whole 1 MB bundle; only its directory is needed.
 const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js')();
@@ -76,6 +79,31 @@ export function addMetaRoutes(api: Api): void {
     async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
       ctx.body = await checkHealth(db.pool);
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/stats/', operationId: 'stats', tag: 'Meta',
+      summary: 'Counts of stations, readings (from the rollups) and content',
+      responses: { 200: { description: 'The counts', content: { 'application/json': z.record(z.unknown()) } } },
+    },
+    async (ctx) => {
+      ctx.body = shapeStats(await readStats(db.pool));
+    },
+  );
+
+  const changelog = loadChangelog();
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/changelog/', operationId: 'changelog', tag: 'Meta',
+      summary: 'The changes of each release, newest first',
+      responses: { 200: { description: 'The changelog', content: { 'application/json': changelogSchema } } },
+    },
+    (ctx) => {
+      ctx.body = changelog;
     },
   );
 

@@ -1,0 +1,25 @@
+import { readFile } from 'node:fs/promises';
+import type { Db } from '../db/pool.js';
+import { ContentImportError, importContent, parseContentFile } from '../content/importContent.js';
+import { parseCommandArgs } from './args.js';
+import { UsageError } from './usage.js';
+
+/** `envmon import FILE.json`: all or nothing; a bad file names the JSON path of each error. */
+export async function importCommand(db: Db, args: string[], out: (line: string) => void): Promise<void> {
+  const { positionals } = parseCommandArgs(args, {}, ['FILE.json']);
+  const path = positionals[0]!;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ContentImportError([`(file): not valid JSON: ${(error as Error).message}`]);
+  }
+  const counts = await importContent(db.pool, parseContentFile(json));
+  out(`imported ${path}: ${Object.entries(counts).map(([kind, c]) => `${kind} ${c.created} created, ${c.updated} updated`).join('; ')}`);
+}

@@ -1,0 +1,200 @@
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { z } from 'zod';
+
+export const pageSize = 20;
+
+const pageRow = z.object({ total: z.number(), items: z.array(z.record(z.unknown())) });
+export type Page = { total: number; items: Record<string, unknown>[] };
+
+const where = (conditions: FragmentSqlToken[]) =>
+  conditions.length ? sql.fragment`where ${sql.join(conditions, sql.fragment` and `)}` : sql.fragment``;
+
+const noteColumns = sql.fragment`
+  f.slug, f.title, f.note_type, f.date, f.location, f.summary, f.latitude, f.longitude, f.altitude_m, f.tags,
+  coalesce((
+    select jsonb_agg(jsonb_build_object('slug', r.slug, 'title', r.title) order by np.position)
+    from note_programmes np join research_programmes r on r.slug = np.programme_slug
+    where np.note_slug = f.slug
+  ), '[]') as programmes`;
+
+export type NoteFilter = { type?: string; programme?: string; from?: string; geotagged?: boolean };
+
+/** One page of notes, newest first, with the number of notes matching the filter; one query. */
+export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page> {
+  const conditions: FragmentSqlToken[] = [];
+  if (filter.type) conditions.push(sql.fragment`n.note_type = ${filter.type}`);
+  if (filter.programme) {
+    conditions.push(sql.fragment`exists (select 1 from note_programmes np where np.note_slug = n.slug and np.programme_slug = ${filter.programme})`);
+  }
+  if (filter.from) conditions.push(sql.fragment`n.date >= ${filter.from}::date`);
+  if (filter.geotagged) conditions.push(sql.fragment`n.latitude is not null and n.longitude is not null`);
+  return db.one(sql.type(pageRow)`
+    with filtered as (select n.* from notes n ${where(conditions)})
+    select (select count(*) from filtered) as total,
+      coalesce((select jsonb_agg(to_jsonb(p)) from (
+        select ${noteColumns} from filtered f order by f.date desc, f.slug limit ${pageSize} offset ${(page - 1) * pageSize}
+      ) p), '[]') as items
+  `) as Promise<Page>;
+}
+
+/** One note with its body, or null. */
+export async function findNote(db: CommonQueryMethods, slug: string): Promise<Record<string, unknown> | null> {
+  return db.maybeOneFirst(sql.type(z.object({ note: z.record(z.unknown()) }))`
+    select to_jsonb(p) as note from (select ${noteColumns}, f.body from notes f where f.slug = ${slug}) p
+  `);
+}
+
+const publicationColumns = sql.fragment`
+  f.id, f.title, f.authors, f.journal, f.year, f.pub_type, f.provenance, f.doi, f.open_access_url, f.abstract,
+  f.plain_language_summary,
+  coalesce((
+    select jsonb_agg(jsonb_build_object('slug', t.slug, 'name', t.name, 'role', pa.role, 'orcid', t.orcid) order by pa.position)
+    from publication_authors pa join team_members t on t.slug = pa.team_slug
+    where pa.publication_id = f.id
+  ), '[]') as linked_authors`;
+
+export type PublicationFilter = { pubType?: string; provenance?: string; year?: number };
+
+/** One page of publications, newest year first then id descending, with the total; one query. */
+export async function listPublications(db: CommonQueryMethods, filter: PublicationFilter, page: number): Promise<Page> {
+  const conditions: FragmentSqlToken[] = [];
+  if (filter.pubType) conditions.push(sql.fragment`p.pub_type = ${filter.pubType}`);
+  if (filter.provenance) conditions.push(sql.fragment`p.provenance = ${filter.provenance}`);
+  if (filter.year !== undefined) conditions.push(sql.fragment`p.year = ${filter.year}`);
+  return db.one(sql.type(pageRow)`
+    with filtered as (select p.* from publications p ${where(conditions)})
+    select (select count(*) from filtered) as total,
+      coalesce((select jsonb_agg(to_jsonb(x)) from (
+        select ${publicationColumns} from filtered f order by f.year desc, f.id desc limit ${pageSize} offset ${(page - 1) * pageSize}
+      ) x), '[]') as items
+  `) as Promise<Page>;
+}
+
+export async function findPublication(db: CommonQueryMethods, id: number): Promise<Record<string, unknown> | null> {
+  return db.maybeOneFirst(sql.type(z.object({ publication: z.record(z.unknown()) }))`
+    select to_jsonb(x) as publication from (select ${publicationColumns} from publications f where f.id = ${id}) x
+  `);
+}
+
+const recordsRow = z.object({ items: z.array(z.record(z.unknown())) });
+
+/** The team in the import's order, each with the programmes they work on. */
+export async function listTeam(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
+  return (await db.oneFirst(sql.type(recordsRow)`
+    select coalesce(jsonb_agg(to_jsonb(x) order by x.position, x.slug), '[]') as items from (
+      select t.slug, t.name, t.role, t.orcid, t.research_areas, t.position,
+        coalesce((
+          select jsonb_agg(jsonb_build_object('slug', r.slug, 'title', r.title) order by r.position, r.slug)
+          from programme_team pt join research_programmes r on r.slug = pt.programme_slug where pt.team_slug = t.slug
+        ), '[]') as linked_programmes
+      from team_members t
+    ) x
+  `)) as Record<string, unknown>[];
+}
+
+const programmeColumns = sql.fragment`
+  r.slug, r.title, r.status, r.summary, r.position,
+  coalesce((select jsonb_agg(jsonb_build_object('slug', i.slug, 'name', i.name) order by pi.position)
+    from programme_instruments pi join instruments i on i.slug = pi.instrument_slug where pi.programme_slug = r.slug), '[]') as instruments,
+  coalesce((select jsonb_agg(jsonb_build_object('slug', t.slug, 'name', t.name, 'role', t.role) order by pt.position)
+    from programme_team pt join team_members t on t.slug = pt.team_slug where pt.programme_slug = r.slug), '[]') as team,
+  coalesce((select jsonb_agg(jsonb_build_object('id', p.id, 'title', p.title, 'year', p.year) order by p.year desc, p.id desc)
+    from publication_programmes pp join publications p on p.id = pp.publication_id where pp.programme_slug = r.slug), '[]') as publications`;
+
+export async function listResearch(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
+  return (await db.oneFirst(sql.type(recordsRow)`
+    select coalesce(jsonb_agg(to_jsonb(x) order by x.position, x.slug), '[]') as items
+    from (select ${programmeColumns} from research_programmes r) x
+  `)) as Record<string, unknown>[];
+}
+
+export async function findResearch(db: CommonQueryMethods, slug: string): Promise<Record<string, unknown> | null> {
+  return db.maybeOneFirst(sql.type(z.object({ programme: z.record(z.unknown()) }))`
+    select to_jsonb(x) as programme from (select ${programmeColumns} from research_programmes r where r.slug = ${slug}) x
+  `);
+}
+
+export async function listEducation(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
+  return (await db.oneFirst(sql.type(recordsRow)`
+    select coalesce(jsonb_agg(to_jsonb(e) order by e.position, e.slug), '[]') as items
+    from (select slug, title, programme_type, summary, position from education_programmes) e
+  `)) as Record<string, unknown>[];
+}
+
+const activityRow = z.object({ type: z.enum(['note', 'publication']), key: z.string(), title: z.string(), date: z.string(), summary: z.string() });
+export type ActivityRow = z.infer<typeof activityRow>;
+
+/**
+ * Notes and publications merged newest first, in one query. A publication has only a year: it stands
+ * at 1 January of that year.
+ */
+export async function listActivity(db: CommonQueryMethods, limit: number): Promise<readonly ActivityRow[]> {
+  return db.any(sql.type(activityRow)`
+    select * from (
+      select 'note' as type, slug as key, title, date, summary from notes
+      union all
+      select 'publication', id::text, title, make_date(year, 1, 1), coalesce(plain_language_summary, abstract, '') from publications
+    ) a
+    order by date desc, type, key desc
+    limit ${limit}
+  `);
+}
+
+const searchRow = z.object({ type: z.string(), key: z.string(), title: z.string(), summary: z.string(), rank: z.number() });
+export type SearchRow = z.infer<typeof searchRow>;
+
+/**
+ * Full-text search across programmes, instruments, notes, education, team and publications: each table's
+ * stored tsvector and GIN index, a websearch-style query with English stemming, ranked by ts_rank.
+ */
+export async function searchContent(db: CommonQueryMethods, q: string, limit: number): Promise<readonly SearchRow[]> {
+  return db.any(sql.type(searchRow)`
+    with query as (select websearch_to_tsquery('english', ${q}) as q)
+    select type, key, title, summary, rank from (
+      select 'research' as type, slug as key, title, summary, ts_rank(search, q) as rank from research_programmes, query where search @@ q
+      union all
+      select 'instrument', slug, name, description, ts_rank(search, q) from instruments, query where search @@ q
+      union all
+      select 'note', slug, title, summary, ts_rank(search, q) from notes, query where search @@ q
+      union all
+      select 'education', slug, title, summary, ts_rank(search, q) from education_programmes, query where search @@ q
+      union all
+      select 'team', slug, name, role, ts_rank(search, q) from team_members, query where search @@ q
+      union all
+      select 'publication', id::text, title, coalesce(plain_language_summary, abstract, ''), ts_rank(search, q) from publications, query where search @@ q
+    ) hits
+    order by rank desc, type, key
+    limit ${limit}
+  `);
+}
+
+const statsRow = z.object({
+  stations_total: z.number(), stations_active: z.number(),
+  readings_total: z.number(), readings_ok: z.number(),
+  earliest: z.string().nullable(), latest: z.string().nullable(),
+  notes: z.number(), publications: z.number(), team: z.number(), research: z.number(), education: z.number(), instruments: z.number(),
+});
+export type StatsRow = z.infer<typeof statsRow>;
+
+/**
+ * Counts for /stats/, fast on any number of readings: totals from the monthly rollup, the newest reading
+ * from station_latest, the oldest as each station's first reading by primary key; never count(*) over readings.
+ */
+export async function readStats(db: CommonQueryMethods): Promise<StatsRow> {
+  return db.one(sql.type(statsRow)`
+    select
+      (select count(*) from stations) as stations_total,
+      (select count(*) from stations where status = 'active') as stations_active,
+      (select coalesce(sum(n), 0) from readings_monthly) as readings_total,
+      (select coalesce(sum(n), 0) from readings_monthly where quality_flag = 'ok') as readings_ok,
+      (select min(first.ts) from stations s cross join lateral (
+        select r.ts from readings r where r.station_id = s.station_id order by r.ts limit 1) first) as earliest,
+      (select max(ts) from station_latest) as latest,
+      (select count(*) from notes) as notes,
+      (select count(*) from publications) as publications,
+      (select count(*) from team_members) as team,
+      (select count(*) from research_programmes) as research,
+      (select count(*) from education_programmes) as education,
+      (select count(*) from instruments) as instruments
+  `);
+}
