@@ -155,6 +155,9 @@ describeEngines('envmon demo', (env) => {
     assert.equal(await countReadings(env().db, 'alpine-01'), 43_200);
     const health = await env().getJson('/api/v1/health/');
     assert.equal(health.body.ok, true);
+    const stats = await env().getJson('/api/v1/stats/');
+    assert.deepEqual(stats.body.content, { notes: 6, publications: 6, team: 5, research: 3, education: 3, instruments: 4 });
+    assert.equal(stats.body.readings.total, 129_600);
     const again = await runCli(['demo'], settings);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /^envmon: the database already holds stations; demo data loads only into an empty database/);
