@@ -29,7 +29,7 @@ export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page
   if (filter.from) conditions.push(sql.fragment`n.date >= ${filter.from}::date`);
   if (filter.geotagged) conditions.push(sql.fragment`n.latitude is not null and n.longitude is not null`);
   return db.one(sql.type(pageRow)`
-    with filtered as (select n.* from notes n ${where(conditions)})
+    with filtered as not materialized (select n.* from notes n ${where(conditions)})
     select (select count(*) from filtered) as total,
       coalesce((select jsonb_agg(to_jsonb(p)) from (
         select ${noteColumns} from filtered f order by f.date desc, f.slug limit ${pageSize} offset ${(page - 1) * pageSize}
@@ -62,7 +62,7 @@ export async function listPublications(db: CommonQueryMethods, filter: Publicati
   if (filter.provenance) conditions.push(sql.fragment`p.provenance = ${filter.provenance}`);
   if (filter.year !== undefined) conditions.push(sql.fragment`p.year = ${filter.year}`);
   return db.one(sql.type(pageRow)`
-    with filtered as (select p.* from publications p ${where(conditions)})
+    with filtered as not materialized (select p.* from publications p ${where(conditions)})
     select (select count(*) from filtered) as total,
       coalesce((select jsonb_agg(to_jsonb(x)) from (
         select ${publicationColumns} from filtered f order by f.year desc, f.id desc limit ${pageSize} offset ${(page - 1) * pageSize}
