@@ -9,10 +9,19 @@ $(STAMP): package.json package-lock.json
 
 install: $(STAMP)
 
+# The widget's browser test drives Debian's Chromium (npm's browser downloads cannot be used here).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	else \
+	  echo "the widget test needs Debian's chromium: sudo apt-get install chromium"; exit 1; \
+	fi
+
 start: $(STAMP)
 	npm start
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	npm test
 
 lint: $(STAMP)

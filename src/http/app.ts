@@ -1,6 +1,7 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import { addContentRoutes } from '../content/routes.js';
+import { addEmbedRoutes } from '../embed/routes.js';
 import { addMetaRoutes } from '../meta/routes.js';
 import { addIngestRoutes } from '../readings/ingestRoutes.js';
 import { addReadingRoutes } from '../readings/routes.js';
@@ -23,6 +24,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
   addReadingRoutes(api);
   addIngestRoutes(api);
   addContentRoutes(api);
+  addEmbedRoutes(api);
 
   app.use(requestContext(deps.log));
   app.use(securityHeaders());

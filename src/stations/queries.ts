@@ -31,6 +31,12 @@ export async function upsertStation(db: CommonQueryMethods, station: StationInpu
   `);
 }
 
+export async function findStation(db: CommonQueryMethods, stationId: string): Promise<StationRow | null> {
+  return db.maybeOne(sql.type(stationRow)`
+    select station_id, name, location_name, altitude_m, latitude, longitude, status from stations where station_id = ${stationId}
+  `);
+}
+
 export async function stationExists(db: CommonQueryMethods, stationId: string): Promise<boolean> {
   return db.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from stations where station_id = ${stationId}`);
 }

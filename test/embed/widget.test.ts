@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import { chromium, type Browser } from 'playwright-core';
+import { storeReadings } from '../../src/readings/store.js';
+import { upsertStation } from '../../src/stations/queries.js';
+import { describeEngines } from '../helpers/app.js';
+import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { makeReadings } from '../helpers/readings.js';
+
+const chromiumPath = '/usr/bin/chromium';
+const minutesAgo = (m: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - m * 60_000).toISOString();
+
+describeEngines('GET /embed/station/{station_id}/', (env) => {
+  before(async () => {
+    await upsertStation(env().db.pool, {
+      station_id: 'emb-01', name: 'Col <b>"Lautaret"</b> & co', location_name: 'Alps', altitude_m: 2058, latitude: 45, longitude: 6, status: 'active',
+    });
+    const readings = makeReadings(24 * 60, minutesAgo(24 * 60 - 1), 1, 9).map((r, i) => ({ ...r, temperature_c: 5 + 5 * Math.sin(i / 200), quality_flag: 'ok' as const }));
+    await storeReadings(env().db, 'emb-01', readings);
+  });
+
+  it('serves a self-contained page that may be framed anywhere, with a strict CSP', async () => {
+    const response = await env().get('/embed/station/emb-01/');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.equal(response.headers.get('x-frame-options'), null);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /frame-ancestors \*/);
+    assert.match(csp, /default-src 'none'/);
+    const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
+    assert.ok(nonce, csp);
+    assert.match(csp, /connect-src 'self'/);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    const html = await response.text();
+    assert.ok(html.length < 12_000, `${html.length} bytes`);
+    assert.doesNotMatch(html, /(src|href)=["']?https?:/, 'no external host');
+    assert.ok(html.includes('Col &lt;b&gt;&quot;Lautaret&quot;&lt;/b&gt; &amp; co'), 'the station name is escaped');
+    assert.ok(!html.includes('<b>"Lautaret"'));
+    const scripts = html.match(/<script(?![^>]*application\/json)[^>]*>/g) ?? [];
+    assert.ok(scripts.length > 0 && scripts.every((s) => s.includes(`nonce="${nonce}"`)), 'every script runs by nonce');
+    const second = await env().get('/embed/station/emb-01/');
+    assert.notEqual(/nonce-([^']+)/.exec(second.headers.get('content-security-policy') ?? '')?.[1], nonce, 'a fresh nonce per response');
+  });
+
+  it('validates its parameters: 400 for an unknown value, clamped hours, 404 for an unknown station', async () => {
+    const bad = await env().getJson('/embed/station/emb-01/?param=wind&theme=pink');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.errors, [
+      { param: 'param', message: 'must be one of temperature_c, humidity_rh, pressure_hpa, pm2_5, co2_ppm' },
+      { param: 'theme', message: 'must be one of dark, light' },
+    ]);
+    const clamped = await (await env().get('/embed/station/emb-01/?hours=999')).text();
+    assert.ok(clamped.includes('last 168 h'));
+    assert.ok(clamped.includes('"hours":168'));
+    const low = await (await env().get('/embed/station/emb-01/?hours=0&param=pm2_5&theme=light')).text();
+    assert.ok(low.includes('last 1 h') && low.includes('"param":"pm2_5"') && low.includes('#ffffff'));
+    assert.equal((await env().get('/embed/station/emb-01/?hours=abc')).status, 400);
+    const missing = await env().getJson('/embed/station/nowhere-1/');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.detail, "station 'nowhere-1' is unknown");
+    assert.equal((await env().get('/embed/station/%3Cscript%3E/')).status, 400);
+  });
+
+  describe('in a real browser', function () {
+    let browser: Browser | undefined;
+    let parent: http.Server | undefined;
+    let parentUrl = '';
+    before(async function () {
+      if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: install Debian's chromium package (make test and .ci/run do)`);
+      browser = await chromium.launch({
+        executablePath: chromiumPath,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      });
+      // A partner's page on another origin (another port) that embeds the widget.
+      parent = http.createServer((req, res) => {
+        const src = `${env().origin}${decodeURIComponent(new URL(req.url!, 'http://x').searchParams.get('src') ?? '')}`;
+        res.writeHead(200, { 'Content-Type': 'text/html' });
+        res.end(`<!doctype html><body style="margin:0;background:#888"><iframe id="w" src="${src}" width="300" height="150" style="border:0"></iframe></body>`);
+      });
+      await new Promise<void>((resolve) => parent!.listen(0, '127.0.0.1', resolve));
+      parentUrl = `http://localhost:${(parent.address() as { port: number }).port}/`;
+    });
+    after(async () => {
+      await browser?.close();
+      await new Promise((resolve) => parent?.close(resolve));
+    });
+
+    for (const theme of ['dark', 'light'] as const) {
+      it(`draws the readings in a 300x150 iframe on another origin and picks up new readings (${theme})`, async function () {
+        this.timeout(60_000);
+        const key = await stationWithKey(env(), `emb-${theme}`);
+        await postBatch(env(), key, { station_id: `emb-${theme}`, readings: Array.from({ length: 90 }, (_, i) => ({ timestamp: minutesAgo(200 - i * 2), temperature_c: 10 + Math.sin(i / 9) * 4 })) });
+        const page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+        const errors: string[] = [];
+        page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+        await page.goto(`${parentUrl}?src=${encodeURIComponent(`/embed/station/emb-${theme}/?theme=${theme}&hours=6&refresh=2`)}`);
+        const frame = page.frameLocator('#w');
+        await frame.locator('path.line').waitFor({ timeout: 15_000 });
+        const points = Number(await frame.locator('path.line').getAttribute('data-points'));
+        assert.ok(points >= 80, `${points} points drawn`);
+        assert.match((await frame.locator('#value').textContent()) ?? '', /^\d+\.\d °C$/);
+        const shown = await frame.locator('#updated').getAttribute('data-timestamp');
+        assert.equal(shown, minutesAgo(22));
+        mkdirSync('test/out', { recursive: true });
+        await page.screenshot({ path: `test/out/widget-${theme}-${env().engine}.png` });
+
+        // A new reading arrives; the next refresh (2 s here) shows it without reloading the page.
+        await postBatch(env(), key, { station_id: `emb-${theme}`, readings: [{ timestamp: minutesAgo(1), temperature_c: 21.25 }] });
+        await frame.locator('#updated[data-timestamp="' + minutesAgo(1) + '"]').waitFor({ timeout: 10_000 });
+        assert.equal(await frame.locator('#value').textContent(), '21.3 °C');
+        assert.deepEqual(errors, []);
+        await page.close();
+      });
+    }
+
+    it('shows a clear "no recent data" state', async function () {
+      this.timeout(30_000);
+      await stationWithKey(env(), 'emb-empty');
+      const page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+      await page.goto(`${parentUrl}?src=${encodeURIComponent('/embed/station/emb-empty/')}`);
+      const frame = page.frameLocator('#w');
+      await frame.locator('body.no-data').waitFor({ timeout: 10_000 });
+      assert.equal(await frame.locator('#empty').isVisible(), true);
+      assert.equal(await frame.locator('#updated').textContent(), 'No readings yet');
+      await page.close();
+    });
+  });
+});
