@@ -4,6 +4,7 @@ import type { Db } from '../db/pool.js';
 import { createApp } from '../http/app.js';
 import { listen } from '../http/server.js';
 import { startMaterializer } from '../readings/materializer.js';
+import { createRedis } from '../db/redis.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
 
@@ -19,7 +20,8 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
     log.info({ ...loaded, ms: Date.now() - started }, 'demo data loaded');
   }
   const stopMaterializer = startMaterializer(db, log);
-  const { app } = createApp({ config, db, log });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);
   log.info({ url: `${running.url}/api/v1/`, engine: db.engine }, 'serving');
   console.error(`envmon serving ${config.baseUrl}/ on ${running.url} (engine: ${db.engine})`);
@@ -33,7 +35,10 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));
-      Promise.allSettled([running.close(), stopMaterializer()]).then(() => resolve());
+      Promise.allSettled([running.close(), stopMaterializer()]).then(() => {
+        redis?.disconnect();
+        resolve();
+      });
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

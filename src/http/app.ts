@@ -8,6 +8,7 @@ import { addReadingRoutes } from '../readings/routes.js';
 import { addStationRoutes } from '../stations/routes.js';
 import type { Deps } from './deps.js';
 import { problems } from './middleware/problems.js';
+import { rateLimit } from './middleware/rateLimit.js';
 import { requestContext } from './middleware/requestContext.js';
 import { securityHeaders } from './middleware/securityHeaders.js';
 import { methodNotAllowed, notFound } from './problem.js';
@@ -38,6 +39,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
     }),
   );
   app.use(problems(deps.log));
+  app.use(rateLimit(deps.config.rateLimitPerMinute, deps.log, deps.redis));
   app.use(api.router.routes());
   app.use(async (ctx) => {
     const matched = api.router.match(ctx.path, ctx.method);

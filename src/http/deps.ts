@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
@@ -7,4 +8,6 @@ export type Deps = {
   config: Config;
   db: Db;
   log: Logger;
+  /** Rate-limit counters shared by every instance; in memory when absent. */
+  redis?: Redis;
 };

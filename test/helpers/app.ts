@@ -4,6 +4,7 @@ import { createDb, type Db } from '../../src/db/pool.js';
 import { createApp } from '../../src/http/app.js';
 import { listen } from '../../src/http/server.js';
 import { pino } from 'pino';
+import { createRedis } from '../../src/db/redis.js';
 import { testServer } from './server.js';
 
 export type TestEnv = {
@@ -32,7 +33,8 @@ export async function startTestApp(engine: Engine, settings: Record<string, stri
   });
   const db = await createDb(databaseUrl, engine, { poolSize: 8, statementTimeoutMs: config.statementTimeoutMs });
   const log = pino({ level: config.logLevel });
-  const { app } = createApp({ config, db, log });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, 0, '127.0.0.1');
   const get = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, init);
   return {
@@ -49,6 +51,7 @@ export async function startTestApp(engine: Engine, settings: Record<string, stri
     },
     close: async () => {
       await running.close();
+      redis?.disconnect();
       await db.close();
       await testServer().dropDatabase(databaseUrl);
     },
