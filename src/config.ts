@@ -37,6 +37,7 @@ const configSchema = z.object({
   EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
   DB_POOL_SIZE: integer(10, 1, 200),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
+  DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -59,6 +60,7 @@ export type Config = {
   embeddedPort: number;
   poolSize: number;
   statementTimeoutMs: number;
+  downloadTimeoutMs: number;
   logLevel: string;
 };
 
@@ -101,6 +103,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     embeddedPort: s.EMBEDDED_PG_PORT,
     poolSize: s.DB_POOL_SIZE,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
+    downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
     logLevel: s.LOG_LEVEL,
   };
 }

@@ -41,7 +41,11 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     } finally {
       await migrator.end();
     }
-    const db = await createDb(url, engine, { poolSize: config.poolSize, statementTimeoutMs: config.statementTimeoutMs });
+    const db = await createDb(url, engine, {
+      poolSize: config.poolSize,
+      statementTimeoutMs: config.statementTimeoutMs,
+      copyTimeoutMs: config.downloadTimeoutMs,
+    });
     return {
       db,
       close: async () => {

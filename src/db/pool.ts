@@ -24,6 +24,8 @@ const typeParsers = [
 export type PoolOptions = {
   poolSize: number;
   statementTimeoutMs: number;
+  /** How long one COPY (a download, an ingest batch) may hold its connection. */
+  copyTimeoutMs?: number;
 };
 
 /** Creates the slonik pool and the COPY pool; neither connects until first used. */
@@ -38,9 +40,11 @@ export async function createSlonikPool(url: string, options: PoolOptions): Promi
   });
 }
 
-export function createCopyPool(url: string): pg.Pool {
+export function createCopyPool(url: string, copyTimeoutMs?: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: withUtc(url),
+    // A statement timeout bounds a COPY whatever its client does, a slow reader included.
+    ...(copyTimeoutMs ? { statement_timeout: copyTimeoutMs } : {}),
     max: 4,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
@@ -52,7 +56,7 @@ export function createCopyPool(url: string): pg.Pool {
 
 export async function createDb(url: string, engine: Engine, options: PoolOptions): Promise<Db> {
   const pool = await createSlonikPool(url, options);
-  const copyPool = createCopyPool(url);
+  const copyPool = createCopyPool(url, options.copyTimeoutMs);
   return {
     pool,
     copyPool,

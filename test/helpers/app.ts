@@ -31,7 +31,7 @@ export async function startTestApp(engine: Engine, settings: Record<string, stri
     LOG_LEVEL: 'silent',
     ...settings,
   });
-  const db = await createDb(databaseUrl, engine, { poolSize: 8, statementTimeoutMs: config.statementTimeoutMs });
+  const db = await createDb(databaseUrl, engine, { poolSize: 8, statementTimeoutMs: config.statementTimeoutMs, copyTimeoutMs: config.downloadTimeoutMs });
   const log = pino({ level: config.logLevel });
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const { app } = createApp({ config, db, log, redis });

@@ -132,3 +132,45 @@ describeEngines('GET /data/download/', (env) => {
     assert.equal((await env().get('/api/v1/data/download/?station=dl-b&from_date=2026-03-01&to_date=2026-03-01')).status, 200);
   });
 });
+
+describeEngines('download limits', (env) => {
+  it('cuts a download that outlives DOWNLOAD_TIMEOUT_MS and frees its connection', async function () {
+    this.timeout(60_000);
+    await addStation(env().db, 'dl-slow');
+    await env().db.pool.query(sql.type(z.object({}))`
+      insert into readings (station_id, ts, temperature_c, quality_flag)
+      select 'dl-slow', '2020-01-01'::timestamptz + i * interval '1 minute', 1, 'ok' from generate_series(1, 300000) as i`);
+    const response = await env().get('/api/v1/data/download/?station=dl-slow');
+    assert.equal(response.status, 200);
+    // A client that reads slowly: the COPY cannot finish within the limit.
+    const reader = response.body!.getReader();
+    let failed = false;
+    try {
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } catch {
+      failed = true;
+    }
+    assert.ok(failed, 'the response was cut rather than completed');
+    const pool = env().db.copyPool;
+    const deadline = Date.now() + 5_000;
+    while (pool.totalCount - pool.idleCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(pool.totalCount - pool.idleCount, 0);
+  });
+
+  it('puts nothing a spreadsheet would run as a formula into a CSV', async () => {
+    await addStation(env().db, 'dl-csv');
+    await storeReadings(env().db, 'dl-csv', makeReadings(500, '2026-03-01T00:00:00Z', 1, 31));
+    for (const path of ['/api/v1/data/download/?station=dl-csv', '/api/v1/data/download/?stations=dl-csv', '/api/v1/data/aggregate/?station=dl-csv&output=csv']) {
+      const rows = (await (await env().get(path)).text()).split('\n').filter((l) => l && !l.startsWith('# ')).slice(1);
+      for (const field of rows.flatMap((r) => r.split(','))) {
+        // Every field is a number, a timestamp, a flag or a station id: none can start a formula.
+        assert.match(field, /^(|-?\d+(\.\d+)?(e[+-]?\d+)?|\d{4}-\d{2}-\d{2}T[\d:.]+Z|ok|suspect|invalid|[A-Za-z0-9][A-Za-z0-9_.-]*)$/, `${path}: ${field}`);
+        assert.doesNotMatch(field, /^[=+@]/);
+      }
+    }
+  });
+}, { DOWNLOAD_TIMEOUT_MS: '300' });

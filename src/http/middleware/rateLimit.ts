@@ -31,7 +31,7 @@ export function rateLimit(perMinute: number, log: Logger, redis?: Redis): Middle
   // koa-ratelimit writes the reset as an epoch time; the RateLimit header fields give seconds from now.
   const resetAsDelta = (ctx: Context) => {
     const reset = Number(ctx.response.get('RateLimit-Reset'));
-    if (reset > 1e9) ctx.set('RateLimit-Reset', String(Math.max(0, Math.ceil(reset - Date.now() / 1000))));
+    if (reset > 1e9) ctx.set('RateLimit-Reset', String(Math.min(windowMs / 1000, Math.max(0, Math.ceil(reset - Date.now() / 1000)))));
   };
 
   return async (ctx, next) => {
@@ -58,7 +58,7 @@ export function rateLimit(perMinute: number, log: Logger, redis?: Redis): Middle
     const limited = ctx.state.rateLimit as { after: number } | undefined;
     if (!passed && limited) {
       resetAsDelta(ctx);
-      const after = Math.max(1, limited.after);
+      const after = Math.min(windowMs / 1000, Math.max(1, limited.after));
       throw tooManyRequests(`more than ${perMinute} requests a minute from this address; retry in ${after} s`, after);
     }
   };
