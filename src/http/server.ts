@@ -19,6 +19,12 @@ export async function listen(app: Koa, port: number, host: string): Promise<Runn
       resolve();
     });
   });
+  // While draining, each answer closes its connection: a client sending request after request on a
+  // keep-alive socket would otherwise hold the drain open forever.
+  let closing = false;
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+  });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return {
@@ -26,6 +32,7 @@ export async function listen(app: Koa, port: number, host: string): Promise<Runn
     url: `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
