@@ -14,10 +14,11 @@ import { shapeStats } from '../content/shape.js';
 const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js')();
 
 // The docs page is served from these files of the swagger-ui-dist package only: no CDN, no other file.
-const docsAssets: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-};
+// A Map, not an object literal: a request for 'constructor' or '__proto__' must find nothing.
+const docsAssets = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+]);
 
 const discoverySchema = z
   .object({
@@ -151,7 +152,7 @@ export function addMetaRoutes(api: Api): void {
       responses: { 200: { description: 'A stylesheet or script' }, 404: { description: 'No such asset' } },
     },
     (ctx, { params }) => {
-      const type = docsAssets[params.file];
+      const type = docsAssets.get(params.file);
       if (params.file === 'docs.js') {
         ctx.type = 'text/javascript; charset=utf-8';
         ctx.body = docsScript;

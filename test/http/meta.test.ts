@@ -171,6 +171,8 @@ describeEngines('discovery, health and stations', (env) => {
       assert.equal(response.status, 200, asset);
       await response.arrayBuffer();
     }
-    assert.equal((await env().get('/api/v1/docs/assets/..%2Fpackage.json')).status, 404);
+    for (const name of ['..%2Fpackage.json', 'constructor', '__proto__', 'toString']) {
+      assert.equal((await env().get(`/api/v1/docs/assets/${name}`)).status, 404, name);
+    }
   });
 });
