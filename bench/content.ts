@@ -5,7 +5,7 @@ import pg from 'pg';
 import { importContent, parseContentFile } from '../src/content/importContent.js';
 import { createDb } from '../src/db/pool.js';
 import demo from '../src/content/demoContent.json' with { type: 'json' };
-import { fmt, openServer, saveResults, startServe } from './lib.js';
+import { eachEngine, fmt, startServe } from './lib.js';
 
 const seconds = Number(process.env.BENCH_CONTENT_SECONDS ?? 8);
 // A vocabulary of a few thousand words, as real notes have, so that a query selects a few records.
@@ -28,44 +28,37 @@ function bulk() {
   };
 }
 
-const server = await openServer();
-const results: Record<string, unknown>[] = [];
-try {
-  for (const engine of server.engines) {
-    const databaseUrl = await server.createDatabase(engine);
-    const db = await createDb(databaseUrl, engine, { poolSize: 2, statementTimeoutMs: 600_000 });
-    const started = performance.now();
-    await importContent(db.pool, parseContentFile(demo));
-    await importContent(db.pool, parseContentFile(bulk()));
-    console.log(`${engine}: imported 10,000 notes and 5,000 publications in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    await db.close();
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query('analyze');
-    const plans = {
-      search: (await client.query(`explain select slug from notes, websearch_to_tsquery('english', $1) q where search @@ q`, [words[17]])).rows.map((r) => r['QUERY PLAN']).join('\n'),
-      notes_page: (await client.query(`explain select slug from notes order by date desc, slug limit 20 offset 100`)).rows.map((r) => r['QUERY PLAN']).join('\n'),
-    };
-    await client.end();
-    const serve = await startServe(databaseUrl);
-    try {
-      const query = encodeURIComponent(`${words[17]} ${words[1234]} calibration`);
-      for (const [name, path] of [['search', `/api/v1/search/?q=${words[17]}`], ['search OR', `/api/v1/search/?q=${query.replace(/%20/g, '%20OR%20')}`], ['notes page', '/api/v1/notes/?page=5']] as const) {
-        const run = await autocannon({ url: `${serve.url}${path}`, connections: 16, duration: seconds });
-        const row = { engine, endpoint: name, requests_per_s: Math.round(run.requests.average), p50_ms: run.latency.p50, p99_ms: run.latency.p99, non_2xx: run.non2xx };
-        results.push(row);
-        console.log(`${engine.padEnd(9)} ${name.padEnd(10)} x16   ${fmt(row.requests_per_s)} req/s   p50 ${row.p50_ms} ms   p99 ${row.p99_ms} ms   non-2xx ${row.non_2xx}`);
-      }
-      const searchIndex = /notes_search_idx/.test(plans.search);
-      const pageIndex = /notes_date_idx/.test(plans.notes_page);
-      console.log(`${engine.padEnd(9)} EXPLAIN: search uses notes_search_idx: ${searchIndex}; notes page uses notes_date_idx: ${pageIndex}`);
-      results.push({ engine, explain_search_uses_gin: searchIndex, explain_notes_page_uses_index: pageIndex, plans });
-    } finally {
-      await serve.stop();
-      await server.dropDatabase(databaseUrl);
+await eachEngine('content', async (engine, databaseUrl) => {
+  const results: Record<string, unknown>[] = [];
+  const db = await createDb(databaseUrl, engine, { poolSize: 2, statementTimeoutMs: 600_000 });
+  const started = performance.now();
+  await importContent(db.pool, parseContentFile(demo));
+  await importContent(db.pool, parseContentFile(bulk()));
+  console.log(`${engine}: imported 10,000 notes and 5,000 publications in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  await db.close();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query('analyze');
+  const plans = {
+    search: (await client.query(`explain select slug from notes, websearch_to_tsquery('english', $1) q where search @@ q`, [words[17]])).rows.map((r) => r['QUERY PLAN']).join('\n'),
+    notes_page: (await client.query(`explain select slug from notes order by date desc, slug limit 20 offset 100`)).rows.map((r) => r['QUERY PLAN']).join('\n'),
+  };
+  await client.end();
+  const serve = await startServe(databaseUrl);
+  try {
+    const query = encodeURIComponent(`${words[17]} ${words[1234]} calibration`);
+    for (const [name, path] of [['search', `/api/v1/search/?q=${words[17]}`], ['search OR', `/api/v1/search/?q=${query.replace(/%20/g, '%20OR%20')}`], ['notes page', '/api/v1/notes/?page=5']] as const) {
+      const run = await autocannon({ url: `${serve.url}${path}`, connections: 16, duration: seconds });
+      const row = { engine, endpoint: name, requests_per_s: Math.round(run.requests.average), p50_ms: run.latency.p50, p99_ms: run.latency.p99, non_2xx: run.non2xx };
+      results.push(row);
+      console.log(`${engine.padEnd(9)} ${name.padEnd(10)} x16   ${fmt(row.requests_per_s)} req/s   p50 ${row.p50_ms} ms   p99 ${row.p99_ms} ms   non-2xx ${row.non_2xx}`);
     }
+    const searchIndex = /notes_search_idx/.test(plans.search);
+    const pageIndex = /notes_date_idx/.test(plans.notes_page);
+    console.log(`${engine.padEnd(9)} EXPLAIN: search uses notes_search_idx: ${searchIndex}; notes page uses notes_date_idx: ${pageIndex}`);
+    results.push({ engine, explain_search_uses_gin: searchIndex, explain_notes_page_uses_index: pageIndex, plans });
+  } finally {
+    await serve.stop();
   }
-} finally {
-  await server.close();
-}
-saveResults('content', results);
+  return results;
+});

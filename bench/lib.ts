@@ -6,6 +6,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import type { Engine } from '../src/config.js';
 import { startTestServer, type TestServer } from '../test/helpers/database.js';
 import { envmonBin } from '../test/helpers/cli.js';
 
@@ -13,6 +14,28 @@ export async function openServer(): Promise<TestServer> {
   const server = await startTestServer({ ...process.env, TEST_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL });
   console.log(`engines: ${server.engines.join(', ')}${server.leftOut.length ? ` (left out: ${server.leftOut.join('; ')})` : ''}`);
   return server;
+}
+
+/**
+ * Runs `measure` once per engine the server offers, each on a fresh database that is dropped afterwards,
+ * collects the rows it returns and saves them as bench/out/<name>.json.
+ */
+export async function eachEngine(name: string, measure: (engine: Engine, databaseUrl: string) => Promise<Record<string, unknown>[]>): Promise<void> {
+  const server = await openServer();
+  const results: Record<string, unknown>[] = [];
+  try {
+    for (const engine of server.engines) {
+      const databaseUrl = await server.createDatabase(engine);
+      try {
+        results.push(...(await measure(engine, databaseUrl)));
+      } finally {
+        await server.dropDatabase(databaseUrl);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  saveResults(name, results);
 }
 
 export type Serve = { url: string; child: ChildProcess; stop: () => Promise<void> };
