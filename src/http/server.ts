@@ -7,9 +7,11 @@ export type RunningServer = { server: http.Server; url: string; close: () => Pro
  * Listens with timeouts that keep slow clients from holding sockets. `close` stops accepting,
  * lets in-flight requests finish, and closes idle keep-alive sockets at once.
  */
-export async function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
-  server.headersTimeout = 15_000;
+export async function listen(app: Koa, port: number, host: string, timeouts: { headersMs?: number } = {}): Promise<RunningServer> {
+  // Node enforces the header and request timeouts when it checks its connections, every 30 s by default:
+  // check every second so that a slow client is cut close to its deadline.
+  const server = http.createServer({ connectionsCheckingInterval: 1_000 }, app.callback());
+  server.headersTimeout = timeouts.headersMs ?? 15_000;
   server.requestTimeout = 120_000;
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

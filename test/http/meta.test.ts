@@ -176,3 +176,36 @@ describeEngines('discovery, health and stations', (env) => {
     }
   });
 });
+
+describe('slow clients', () => {
+  it('cannot hold a connection by sending headers slowly', async function () {
+    this.timeout(20_000);
+    const { pino } = await import('pino');
+    const net = await import('node:net');
+    const { createApp } = await import('../../src/http/app.js');
+    const { listen } = await import('../../src/http/server.js');
+    const { startTestApp } = await import('../helpers/app.js');
+    const { testServer } = await import('../helpers/server.js');
+    const env = await startTestApp(testServer().engines[0]!);
+    const running = await listen(createApp({ config: env.config, db: env.db, log: pino({ level: 'silent' }) }).app, 0, '127.0.0.1', { headersMs: 1_500 });
+    try {
+      const started = Date.now();
+      const closedAfter = await new Promise<number>((resolve) => {
+        const socket = net.connect(Number(new URL(running.url).port), '127.0.0.1', () => {
+          socket.write('GET /api/v1/ HTTP/1.1\r\nHost: x\r\n');
+          // One header line a second, never the blank line that ends them.
+          const drip = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 1_000);
+          socket.on('close', () => {
+            clearInterval(drip);
+            resolve(Date.now() - started);
+          });
+          socket.on('error', () => {});
+        });
+      });
+      assert.ok(closedAfter < 5_000, `the slow client held the connection ${closedAfter} ms`);
+    } finally {
+      await running.close();
+      await env.close();
+    }
+  });
+});
