@@ -60,5 +60,7 @@ export async function loadDemo(db: Db): Promise<{ stations: number; readings: nu
   }
   await materializeRollups(db);
   await importContent(db.pool, parseContentFile(demoContent));
+  // Fresh statistics, so that the first queries after a bulk load are planned on real row counts.
+  await db.pool.query(sql.type(z.object({}))`analyze`);
   return { stations: demoStations.length, readings };
 }

@@ -51,8 +51,10 @@ export async function listStationsWithLatest(db: CommonQueryMethods): Promise<re
            to_jsonb(latest) as latest
     from stations s
     left join station_latest last on last.station_id = s.station_id
+    -- LIMIT keeps the lateral a per-station primary-key lookup: without it the planner may flatten it
+    -- into a hash join over every reading when the statistics are young.
     left join lateral (
-      select * from readings r where r.station_id = s.station_id and r.ts = last.ts
+      select * from readings r where r.station_id = s.station_id and r.ts = last.ts limit 1
     ) latest on true
     order by s.station_id
   `);
