@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Engine } from '../src/config.js';
 import { startTestServer, type TestServer } from '../test/helpers/database.js';
-import { envmonBin } from '../test/helpers/cli.js';
+import { envmonBin, spawnServe } from '../test/helpers/cli.js';
 
 export async function openServer(): Promise<TestServer> {
   const server = await startTestServer({ ...process.env, TEST_DATABASE_URL: process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL });
@@ -42,28 +42,8 @@ export type Serve = { url: string; child: ChildProcess; stop: () => Promise<void
 
 /** Starts `envmon serve` on a free port against the database, as production runs it. */
 export async function startServe(databaseUrl: string, settings: Record<string, string> = {}): Promise<Serve> {
-  const child = spawn(process.execPath, [envmonBin, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: databaseUrl, ...settings },
-    stdio: ['ignore', 'inherit', 'pipe'],
-  });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (chunk) => {
-      stderr += chunk;
-      const match = /on (http:\/\/[\d.:]+) /.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
-  });
-  return {
-    url,
-    child,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const serve = await spawnServe({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: databaseUrl, ...settings });
+  return { url: serve.url, child: serve.child, stop: async () => void (await serve.stop()) };
 }
 
 /** Runs a CLI command and returns its stdout. */

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { findStationByKey } from '../../src/stations/keys.js';
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
-import { envmonBin, lines, runCli } from '../helpers/cli.js';
+import { lines, runCli, spawnServe } from '../helpers/cli.js';
 import { countReadings, makeReadings } from '../helpers/readings.js';
 
 describe('envmon command: settings and usage errors', () => {
@@ -121,27 +119,15 @@ describeEngines('envmon command', (env) => {
 
   it('serve answers, and on SIGTERM finishes the request in flight and exits 0', async function () {
     this.timeout(60_000);
-    const child = spawn(process.execPath, [envmonBin, 'serve'], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', ...settings() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-        const match = /on (http:\/\/[\d.:]+) /.exec(stderr);
-        if (match) resolve(match[1]!);
-      });
-      child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
-    });
+    const serve = await spawnServe(settings());
+    const { url } = serve;
     const inFlight = fetch(`${url}/api/v1/stations/`);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    child.kill('SIGTERM');
+    const stopped = serve.stop();
     const response = await inFlight;
     assert.equal(response.status, 200);
     await response.json();
-    const [code] = await once(child, 'exit');
-    assert.equal(code, 0, stderr);
+    assert.equal(await stopped, 0, serve.stderr());
   });
 });
 

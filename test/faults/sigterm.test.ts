@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { issueKey } from '../../src/stations/keys.js';
 import { describeEngines } from '../helpers/app.js';
-import { envmonBin } from '../helpers/cli.js';
+import { spawnServe } from '../helpers/cli.js';
 import { addStation } from '../helpers/readings.js';
 
 describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
@@ -20,20 +19,8 @@ describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
       await addStation(db, `term-${c}`);
       keys.push((await issueKey(db.pool, `term-${c}`)).key);
     }
-    const child = spawn(process.execPath, [envmonBin, 'serve'], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: env().databaseUrl },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr!.on('data', (chunk) => {
-        stderr += chunk;
-        const match = /on (http:\/\/[\d.:]+) /.exec(stderr);
-        if (match) resolve(match[1]!);
-      });
-      child.once('exit', () => reject(new Error(stderr)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const serve = await spawnServe({ RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: env().databaseUrl });
+    const { url } = serve;
 
     // Each client posts batches of 2,000 readings back to back until the server stops answering.
     const acknowledged: { station: string; from: number; count: number }[] = [];
@@ -59,13 +46,12 @@ describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
       .catch((error: Error) => ({ status: 0, text: error.message }));
     await new Promise((r) => setTimeout(r, 700));
     const signalled = Date.now();
-    child.kill('SIGTERM');
-    const code = await exited;
+    const code = await serve.stop();
     const took = Date.now() - signalled;
     await Promise.all(clients);
     const downloaded = await download;
 
-    assert.equal(code, 0, stderr);
+    assert.equal(code, 0, serve.stderr());
     assert.ok(took < 10_000, `exited after ${took} ms`);
     assert.ok(acknowledged.length >= 4, `${acknowledged.length} batches acknowledged before the signal`);
     // The download either completed or was cut; it never claimed success with a partial body and a 5xx.

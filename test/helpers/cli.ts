@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,3 +23,32 @@ export function runCli(args: string[], settings: Record<string, string>): Promis
 }
 
 export const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+export type ServeProcess = { url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<number | null> };
+
+/** Starts the real `envmon serve` on a free port with only the given settings; resolves once it listens. */
+export async function spawnServe(settings: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [envmonBin, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', ...settings },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const match = /on (http:\/\/[\d.:]+) /.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    void exited.then(() => reject(new Error(`envmon serve exited: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
