@@ -62,6 +62,23 @@ describeEngines('readings store', (env) => {
     }
   });
 
+  it('counts readings that arrive in the later hours of a day already materialised', async () => {
+    const { db } = env();
+    await addStation(db, 'st-later');
+    // The first hour of a day, materialised: on timescale the day is now below the daily watermark while
+    // its later hours are still above the hourly one.
+    await storeReadings(db, 'st-later', makeReadings(60, '2026-08-03T00:00:00Z', 1, 17));
+    await materializeRollups(db);
+    await storeReadings(db, 'st-later', makeReadings(600, '2026-08-03T05:00:00Z', 1, 18));
+    for (const period of periods) await assertRollupExact(db, 'st-later', period, ['ok', 'suspect', 'invalid']);
+    // And once more in a later week of the same month, after everything is materialised again.
+    await materializeRollups(db);
+    await storeReadings(db, 'st-later', makeReadings(300, '2026-08-20T10:00:00Z', 1, 19));
+    for (const period of periods) {
+      for (const flags of flagFilters) await assertRollupExact(db, 'st-later', period, flags);
+    }
+  });
+
   it('takes concurrent overlapping batches without duplicates or errors, and the counts add up', async () => {
     const { db } = env();
     await addStation(db, 'st-race');
