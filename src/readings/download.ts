@@ -60,7 +60,11 @@ export async function streamDownload(pool: pg.Pool, args: DownloadArgs, preamble
   body.on('close', () => {
     if (!copy.readableEnded) {
       copy.destroy();
+      // Discarding the connection stops the backend only when it next writes to the closed socket;
+      // cancelling it by process id stops the COPY at once, however loaded the machine is.
+      const pid = (client as pg.PoolClient & { processID?: number }).processID;
       release(new Error('download abandoned by the client'));
+      if (pid) pool.query('select pg_cancel_backend($1)', [pid]).catch(() => {});
     }
   });
   return body;
