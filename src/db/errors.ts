@@ -13,6 +13,15 @@ export type DatabaseFailure = 'unavailable' | 'timeout';
 const unavailableState = /^(08|53|57P)/;
 const unavailableSocket = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
+/** The SQLSTATE of a database error, looked for along its cause chain (slonik wraps the driver's error). */
+export function sqlState(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 /**
  * Classifies an error by its class and SQLSTATE, never by message text: 'unavailable' when the
  * database cannot be reached, 'timeout' when a statement ran past its limit, null otherwise.

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { sqlState } from '../db/errors.js';
 import type { Db } from '../db/pool.js';
 
 // The timescale engine's rollups, finest first: each is a continuous aggregate on the one before.
@@ -134,12 +135,4 @@ async function refreshWindow(connection: CommonQueryMethods, index: number, star
       await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
     }
   }
-}
-
-function sqlState(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
 }

@@ -5,6 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { copyText } from '../db/copyText.js';
+import { sqlState } from '../db/errors.js';
 import { refreshRollups } from './rollups.js';
 import type { Db } from '../db/pool.js';
 import type { QualityFlag } from './quality.js';
@@ -72,7 +73,7 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
       if (inserted.first && inserted.last) await refreshRollups(db, inserted.first, inserted.last);
       return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted };
     } catch (error) {
-      const code = (error as { code?: string }).code;
+      const code = sqlState(error);
       if (attempt >= 5 || !code || !retryableStates.has(code)) throw error;
     }
   }
@@ -88,7 +89,7 @@ async function copyReadings(pool: pg.Pool, stationId: string, text: string, coun
     try {
       await copyInto(client, `copy readings (${readingColumns}) from stdin`, text);
     } catch (error) {
-      if ((error as { code?: string }).code !== uniqueViolation) throw error;
+      if (sqlState(error) !== uniqueViolation) throw error;
       await client.query('rollback to savepoint direct');
       if (!withStaging.has(client)) {
         await client.query(stagingTable);
