@@ -7,7 +7,6 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { Engine } from '../src/config.js';
 import { createDb } from '../src/db/pool.js';
-import { materializeRollups } from '../src/readings/rollups.js';
 import { upsertStation } from '../src/stations/queries.js';
 
 export const yearMinutes = 525_600;
@@ -48,7 +47,7 @@ export async function loadStationYears(databaseUrl: string, engine: Engine, stat
     await client.query(`insert into station_latest select station_id, max(ts) from readings group by 1
       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts)`);
     const started = performance.now();
-    await materializeRollups(db);
+    await db.rollups.refresh();
     await client.query('analyze');
     console.log(`rollups built and analysed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {

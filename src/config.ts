@@ -38,6 +38,7 @@ const configSchema = z.object({
   DB_POOL_SIZE: integer(10, 1, 200),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
   DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
+  ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -61,6 +62,7 @@ export type Config = {
   poolSize: number;
   statementTimeoutMs: number;
   downloadTimeoutMs: number;
+  rollupHealSeconds: number;
   logLevel: string;
 };
 
@@ -104,6 +106,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     poolSize: s.DB_POOL_SIZE,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
     downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
+    rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,
     logLevel: s.LOG_LEVEL,
   };
 }

@@ -4,7 +4,6 @@ import type { Db } from '../db/pool.js';
 import { generateDemoReadings, type DemoClimate } from '../readings/demoReadings.js';
 import demoContent from '../content/demoContent.json' with { type: 'json' };
 import { importContent, parseContentFile } from '../content/importContent.js';
-import { materializeRollups } from '../readings/rollups.js';
 import { storeReadings, type NewReading } from '../readings/store.js';
 import { upsertStation } from '../stations/queries.js';
 import type { StationInput } from '../stations/schema.js';
@@ -58,7 +57,7 @@ export async function loadDemo(db: Db): Promise<{ stations: number; readings: nu
     }
     if (batch.length > 0) readings += (await storeReadings(db, station.station_id, batch)).accepted;
   }
-  await materializeRollups(db);
+  await db.rollups.refresh();
   await importContent(db.pool, parseContentFile(demoContent));
   // Fresh statistics, so that the first queries after a bulk load are planned on real row counts.
   await db.pool.query(sql.type(z.object({}))`analyze`);

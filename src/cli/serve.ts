@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import { createApp } from '../http/app.js';
 import { listen } from '../http/server.js';
-import { startMaterializer } from '../readings/materializer.js';
 import { createRedis } from '../db/redis.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
@@ -19,7 +18,9 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
     const loaded = await loadDemo(db);
     log.info({ ...loaded, ms: Date.now() - started }, 'demo data loaded');
   }
-  const stopMaterializer = startMaterializer(db, log);
+  // At start and every ROLLUP_HEAL_SECONDS: whatever a failed refresh (here, in a CLI run, in a process
+  // killed after its commit) left stale below the horizon is refreshed.
+  db.rollups.startHealing(config.rollupHealSeconds * 1000);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);
@@ -35,7 +36,7 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));
-      Promise.allSettled([running.close(), stopMaterializer()]).then(() => {
+      Promise.allSettled([running.close()]).then(() => {
         redis?.disconnect();
         resolve();
       });

@@ -12,5 +12,7 @@ commands:
   keys list ID                   list the key ids of station ID
   keys revoke KEY_ID             revoke a key at once
   import FILE.json               create or update content from a content file (all or nothing)
-  flag --station ID --from T --to T --flag invalid|ok|suspect
-                                 override quality_flag for a time range; aggregates follow`;
+  flag --station ID --from T --to T --flag invalid|ok|suspect [--reason TEXT]
+                                 override quality_flag for a time range, also for readings that
+                                 arrive later; aggregates follow
+  flag --list ID                 list station ID's overrides`;

@@ -56,8 +56,10 @@ export async function startEmbeddedPostgres(dir: string, port: number): Promise<
     if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
     await server.start();
   } catch (error) {
+    // The server's last words say why (a port, shared memory, a damaged directory).
+    const lastLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ') : '';
     throw new EmbeddedPostgresError(
-      `the embedded PostgreSQL in ${databaseDir} did not start${error ? `: ${String(error)}` : ''} (see ${logFile})`,
+      `the embedded PostgreSQL in ${databaseDir} did not start${error ? `: ${String(error)}` : ''} (see ${logFile}${lastLines ? `: ${lastLines}` : ''})`,
     );
   }
   return {

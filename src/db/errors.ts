@@ -44,3 +44,19 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
   }
   return null;
 }
+
+// A deadlock or a serialization failure: the transaction did nothing and can simply run again.
+const conflictStates = new Set(['40P01', '40001']);
+
+/** Runs `work` again (up to five times in all) when it failed on a deadlock or a serialization failure. */
+export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = sqlState(error);
+      if (attempt >= 5 || !code || !conflictStates.has(code)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt * Math.random()));
+    }
+  }
+}

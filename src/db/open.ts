@@ -45,6 +45,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
       poolSize: config.poolSize,
       statementTimeoutMs: config.statementTimeoutMs,
       copyTimeoutMs: config.downloadTimeoutMs,
+      log,
     });
     return {
       db,

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { createPool, type DatabasePool } from 'slonik';
+import type { Logger } from 'pino';
 import type { Engine } from '../config.js';
+import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
   /** Typed queries. */
@@ -8,6 +10,8 @@ export type Db = {
   /** A small plain `pg` pool for COPY streams, which slonik does not expose. */
   copyPool: pg.Pool;
   engine: Engine;
+  /** Keeps the timescale engine's rollups current below the horizon. */
+  rollups: RollupRefresher;
   close: () => Promise<void>;
 };
 
@@ -26,6 +30,8 @@ export type PoolOptions = {
   statementTimeoutMs: number;
   /** How long one COPY (a download, an ingest batch) may hold its connection. */
   copyTimeoutMs?: number;
+  /** Where the rollup refresher reports failures. */
+  log?: Logger;
 };
 
 /** Creates the slonik pool and the COPY pool; neither connects until first used. */
@@ -49,27 +55,40 @@ export function createCopyPool(url: string, copyTimeoutMs?: number): pg.Pool {
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
   });
-  // An idle client whose backend went away emits 'error'; the pool drops it, nothing else to do.
+  // A client whose backend went away emits 'error': an idle one is dropped by the pool; a checked-out
+  // one fails the query in flight, and its user discards it. Unheard, the event would end the process.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
 export async function createDb(url: string, engine: Engine, options: PoolOptions): Promise<Db> {
   const pool = await createSlonikPool(url, options);
   const copyPool = createCopyPool(url, options.copyTimeoutMs);
+  const rollups =
+    engine === 'timescale'
+      ? createRollupRefresher(withUtc(url), { lockTimeoutMs: options.statementTimeoutMs, log: options.log })
+      : noRefresh;
   return {
     pool,
     copyPool,
     engine,
+    rollups,
     close: async () => {
+      await rollups.close();
       await Promise.all([pool.end(), copyPool.end()]);
     },
   };
 }
 
-/** Every session speaks UTC so that date arithmetic in SQL never depends on the server's zone. */
-function withUtc(url: string): string {
+/**
+ * Every session speaks UTC, whatever the server's or the database's default zone, so that date
+ * arithmetic in SQL (bucket ends, date filters) never depends on it. Options the URL carries are kept;
+ * the zone is appended after them, so it wins.
+ */
+export function withUtc(url: string): string {
   const parsed = new URL(url);
-  if (!parsed.searchParams.has('options')) parsed.searchParams.set('options', '-c TimeZone=UTC');
+  const options = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', options ? `${options} -c TimeZone=UTC` : '-c TimeZone=UTC');
   return parsed.toString();
 }

@@ -16,8 +16,9 @@ export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; q
 export function downloadStatement(client: pg.ClientBase, args: DownloadArgs): string {
   const literal = (value: string) => client.escapeLiteral(value);
   const where = [`station_id in (${args.stationIds.map(literal).join(', ')})`];
-  if (args.from) where.push(`ts >= ${literal(args.from)}::date::timestamptz`);
-  if (args.to) where.push(`ts < (${literal(args.to)}::date + 1)::timestamptz`);
+  // Dates are UTC days, whatever the session's zone.
+  if (args.from) where.push(`ts >= (${literal(args.from)}::date)::timestamp at time zone 'UTC'`);
+  if (args.to) where.push(`ts < (${literal(args.to)}::date + 1)::timestamp at time zone 'UTC'`);
   if (args.quality) where.push(`quality_flag = ${literal(args.quality)}`);
   const columns = [
     ...(args.withStation ? ['station_id'] : []),

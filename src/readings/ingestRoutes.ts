@@ -12,7 +12,7 @@ import { storeReadings, type NewReading } from './store.js';
 const maxErrorDetails = 100;
 
 export function addIngestRoutes(api: Api): void {
-  const { config, db } = api.deps;
+  const { config, db, log } = api.deps;
   // The byte limit is enforced while the body streams in (and from Content-Length before that),
   // so an oversized batch is refused without being read whole, let alone parsed.
   const readJson = koaBody({
@@ -80,9 +80,12 @@ export function addIngestRoutes(api: Api): void {
           if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
         }
       });
-      const stored = rows.length > 0 ? await storeReadings(db, keyStation, rows) : { accepted: 0, duplicates: 0 };
+      const stored = rows.length > 0 ? await storeReadings(db, keyStation, rows) : { accepted: 0, duplicates: 0, refreshed: true };
+      // Committed is committed: a rollup refresh that failed after the commit is healed by the service
+      // within ROLLUP_HEAL_SECONDS, and a 5xx here would only make the station re-send into duplicates.
+      if (!stored.refreshed) log.warn({ req_id: ctx.state.requestId, station: keyStation }, 'readings committed; their rollup refresh failed and is left to healing');
       ctx.status = 201;
-      ctx.body = { ...stored, errors, error_details: errorDetails };
+      ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
     },
   );
 }

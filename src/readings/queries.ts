@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { QualityFlag } from './quality.js';
 import type { AggregatePeriod, CompareParam } from './schema.js';
@@ -77,12 +77,16 @@ const rollupOf: Record<AggregatePeriod, string> = {
  * quality filter. Dates are whole UTC days, both inclusive. Hours and days align with dates; a week or
  * month cut by the range is summed from its days inside it, as a GROUP BY over the readings would give.
  */
+/** `at + width` reckoned on the UTC calendar: a month or a day never stretches across a zone's clock change. */
+const utcPlus = (at: FragmentSqlToken, width: FragmentSqlToken) => sql.fragment`((${at}) at time zone 'UTC' + ${width}) at time zone 'UTC'`;
+
 export async function aggregateReadings(
   db: CommonQueryMethods,
   args: { stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag },
 ): Promise<readonly AggregateRow[]> {
-  const start = args.from ? sql.fragment`${args.from}::date::timestamptz` : sql.fragment`'-infinity'::timestamptz`;
-  const end = args.to ? sql.fragment`(${args.to}::date + 1)::timestamptz` : sql.fragment`'infinity'::timestamptz`;
+  // Dates are UTC days and bucket ends UTC arithmetic, named explicitly rather than left to the session's zone.
+  const start = args.from ? sql.fragment`(${args.from}::date)::timestamp at time zone 'UTC'` : sql.fragment`'-infinity'::timestamptz`;
+  const end = args.to ? sql.fragment`(${args.to}::date + 1)::timestamp at time zone 'UTC'` : sql.fragment`'infinity'::timestamptz`;
   const filter = sql.fragment`station_id = ${args.stationId} ${flagFilter(args.quality)}`;
   const rollup = sql.identifier([rollupOf[args.period]]);
   let source;
@@ -93,7 +97,7 @@ export async function aggregateReadings(
     const width = sql.fragment`${`1 ${unit}`}::interval`;
     source = sql.fragment`
       select * from ${rollup}
-      where ${filter} and bucket >= ${start} and bucket + ${width} <= ${end}
+      where ${filter} and bucket >= ${start} and ${utcPlus(sql.fragment`bucket`, width)} <= ${end}
       union all
       select station_id, date_trunc(${unit}, bucket, 'UTC') as bucket, quality_flag, n,
         temperature_c_count, temperature_c_sum, temperature_c_min, temperature_c_max,
@@ -104,7 +108,7 @@ export async function aggregateReadings(
         co2_ppm_count, co2_ppm_sum, co2_ppm_min, co2_ppm_max
       from readings_daily
       where ${filter} and bucket >= ${start} and bucket < ${end}
-        and (date_trunc(${unit}, bucket, 'UTC') < ${start} or date_trunc(${unit}, bucket, 'UTC') + ${width} > ${end})`;
+        and (date_trunc(${unit}, bucket, 'UTC') < ${start} or ${utcPlus(sql.fragment`date_trunc(${unit}, bucket, 'UTC')`, width)} > ${end})`;
   }
   return db.any(sql.type(aggregateRow)`
     select bucket as period_start, sum(n)::bigint as count,

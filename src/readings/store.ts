@@ -2,12 +2,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { sql } from 'slonik';
-import { z } from 'zod';
 import { copyText } from '../db/copyText.js';
-import { sqlState } from '../db/errors.js';
-import { refreshRollups } from './rollups.js';
+import { retryOnConflict, sqlState } from '../db/errors.js';
 import type { Db } from '../db/pool.js';
+import { overriddenFlag, overridesSql, stationLockSql } from './overrides.js';
 import type { QualityFlag } from './quality.js';
 
 /** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
@@ -28,7 +26,8 @@ export type NewReading = {
   module_data: Record<string, unknown> | null;
 };
 
-export type StoreResult = { accepted: number; duplicates: number };
+/** `refreshed` is false when the readings are committed but their rollup refresh failed and is left to healing. */
+export type StoreResult = { accepted: number; duplicates: number; refreshed: boolean };
 
 const readingColumns =
   'station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data';
@@ -45,47 +44,62 @@ const insertFromStaging = `
     on conflict (station_id, ts) do nothing
     returning ts
   )
-  select count(*)::int as accepted, min(ts) as first, max(ts) as last from inserted`;
+  select count(*)::int as accepted, min(ts) as first from inserted`;
 
 const uniqueViolation = '23505';
-// A deadlock cannot arise between batches (both lock in timestamp order) but can with the rollup
-// rebuild of a concurrent flag override; the transaction is then simply run again.
-const retryableStates = new Set(['40P01', '40001']);
 
 /**
  * Stores one station's readings in one transaction, in a constant number of round trips. A
  * (station, timestamp) already present is a duplicate, as is a repeated timestamp within the batch
- * (the first one wins). When it returns, the readings are committed and every rollup includes them.
+ * (the first one wins). Readings inside an operator's override take its flag. When it returns, the
+ * readings are committed.
  *
  * Most batches hold only new readings, so they are COPYed straight into `readings`, which is as fast
  * as PostgreSQL takes rows. When that meets a stored reading (a re-sent batch, or a concurrent one)
  * the COPY is rolled back to its savepoint and the batch goes through a staging table and
  * INSERT ... ON CONFLICT DO NOTHING instead.
+ *
+ * Rollups: on portable, triggers made them exact in the same transaction. On timescale, readings at or
+ * after the horizon land above every watermark and are already counted (live ingest); older ones are
+ * refreshed before this returns, so that aggregates read materialised rollups at once. Should that
+ * refresh fail, the readings stay committed (`refreshed: false`): TimescaleDB has logged the buckets
+ * as stale, and the next refresh, at the latest the service's healing tick, makes them exact.
  */
 export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
   const unique = firstPerTimestamp(readings).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
-  if (unique.length === 0) return { accepted: 0, duplicates: readings.length };
-  const station = copyText(stationId);
-  const text = unique.map((r) => copyLine(station, r)).join('');
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const inserted = await copyReadings(db.copyPool, stationId, text, unique.length, unique[0]!.ts, unique.at(-1)!.ts);
-      if (inserted.first && inserted.last) await refreshRollups(db, inserted.first, inserted.last);
-      return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted };
-    } catch (error) {
-      const code = sqlState(error);
-      if (attempt >= 5 || !code || !retryableStates.has(code)) throw error;
-    }
+  if (unique.length === 0) return { accepted: 0, duplicates: readings.length, refreshed: true };
+  const inserted = await retryOnConflict(() => copyReadings(db.copyPool, stationId, unique));
+  let refreshed = true;
+  if (inserted.first !== null && Date.parse(inserted.first) < horizon()) {
+    await db.rollups.refresh().catch(() => {
+      refreshed = false;
+    });
   }
+  return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted, refreshed };
 }
 
-type Inserted = { accepted: number; first: string | null; last: string | null };
+/** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
+function horizon(): number {
+  const hour = 3_600_000;
+  return Math.floor((Date.now() - hour) / hour) * hour;
+}
 
-async function copyReadings(pool: pg.Pool, stationId: string, text: string, count: number, first: string, last: string): Promise<Inserted> {
+type Inserted = { accepted: number; first: string | null };
+
+async function copyReadings(pool: pg.Pool, stationId: string, readings: NewReading[]): Promise<Inserted> {
+  const first = readings[0]!.ts;
+  const last = readings.at(-1)!.ts;
   const client = await pool.connect();
   try {
-    await client.query('begin; savepoint direct');
-    let inserted: Inserted = { accepted: count, first, last };
+    const opened = (await client.query(
+      `begin; ${stationLockSql(client, stationId, 'shared')}; ${overridesSql(client, stationId, first, last)}; savepoint direct`,
+    )) as unknown as pg.QueryResult[];
+    const overrides = opened[2]!.rows as { from_ts: Date; to_ts: Date; flag: QualityFlag }[];
+    const station = copyText(stationId);
+    const text = readings
+      .map((r) => copyLine(station, overrides.length === 0 ? r : { ...r, quality_flag: overriddenFlag(overrides, r.ts, r.quality_flag) }))
+      .join('');
+    let inserted: Inserted = { accepted: readings.length, first };
     try {
       await copyInto(client, `copy readings (${readingColumns}) from stdin`, text);
     } catch (error) {
@@ -96,8 +110,8 @@ async function copyReadings(pool: pg.Pool, stationId: string, text: string, coun
         withStaging.add(client);
       }
       await copyInto(client, 'copy readings_staging from stdin', text);
-      const row = (await client.query(insertFromStaging)).rows[0] as { accepted: number; first: Date | null; last: Date | null };
-      inserted = { accepted: row.accepted, first: row.first?.toISOString() ?? null, last: row.last?.toISOString() ?? null };
+      const row = (await client.query(insertFromStaging)).rows[0] as { accepted: number; first: Date | null };
+      inserted = { accepted: row.accepted, first: row.first?.toISOString() ?? null };
     }
     // The batch's newest timestamp is stored now (inserted) or was already (a duplicate): either way it
     // is a reading of this station, so the newest-reading mark can only move forward to it.
@@ -128,26 +142,6 @@ function copyLine(station: string, r: NewReading): string {
     `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
     `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`
   );
-}
-
-const flagged = z.object({ changed: z.number(), first: z.string().nullable(), last: z.string().nullable() });
-
-/** Operator override of quality_flag for one station over [from, to]; the rollups follow. Returns rows changed. */
-export async function flagReadings(
-  db: Db,
-  args: { stationId: string; from: string; to: string; flag: QualityFlag },
-): Promise<number> {
-  const result = await db.pool.one(sql.type(flagged)`
-    with changed as (
-      update readings set quality_flag = ${args.flag}
-      where station_id = ${args.stationId} and ts between ${args.from} and ${args.to}
-        and quality_flag <> ${args.flag}
-      returning ts
-    )
-    select count(*)::int as changed, min(ts) as first, max(ts) as last from changed
-  `);
-  if (result.first && result.last) await refreshRollups(db, result.first, result.last);
-  return result.changed;
 }
 
 function firstPerTimestamp(readings: readonly NewReading[]): NewReading[] {

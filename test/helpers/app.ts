@@ -22,8 +22,14 @@ export type TestEnv = {
 };
 
 /** A fresh database for `engine` and the real HTTP app on a free port, as `envmon serve` would run it. */
-export async function startTestApp(engine: Engine, settings: Record<string, string> = {}): Promise<TestEnv> {
-  const databaseUrl = await testServer().createDatabase(engine);
+export async function startTestApp(
+  engine: Engine,
+  settings: Record<string, string> = {},
+  /** Adjusts the fresh database and returns the URL the app is to use (which may carry its own options). */
+  prepare?: (databaseUrl: string) => Promise<string>,
+): Promise<TestEnv> {
+  const freshUrl = await testServer().createDatabase(engine);
+  const databaseUrl = prepare ? await prepare(freshUrl) : freshUrl;
   const config = parseConfig({
     DATABASE_URL: databaseUrl,
     PUBLIC_URL: 'http://envmon.test',
@@ -31,8 +37,15 @@ export async function startTestApp(engine: Engine, settings: Record<string, stri
     LOG_LEVEL: 'silent',
     ...settings,
   });
-  const db = await createDb(databaseUrl, engine, { poolSize: 8, statementTimeoutMs: config.statementTimeoutMs, copyTimeoutMs: config.downloadTimeoutMs });
   const log = pino({ level: config.logLevel });
+  const db = await createDb(databaseUrl, engine, {
+    poolSize: 8,
+    statementTimeoutMs: config.statementTimeoutMs,
+    copyTimeoutMs: config.downloadTimeoutMs,
+    log,
+  });
+  // As `envmon serve` does.
+  db.rollups.startHealing(config.rollupHealSeconds * 1000);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, 0, '127.0.0.1');
@@ -53,18 +66,23 @@ export async function startTestApp(engine: Engine, settings: Record<string, stri
       await running.close();
       redis?.disconnect();
       await db.close();
-      await testServer().dropDatabase(databaseUrl);
+      await testServer().dropDatabase(freshUrl);
     },
   };
 }
 
 /** Defines `title` once per engine the server offers, each with its own fresh database and app. */
-export function describeEngines(title: string, define: (env: () => TestEnv) => void, settings: Record<string, string> = {}): void {
+export function describeEngines(
+  title: string,
+  define: (env: () => TestEnv) => void,
+  settings: Record<string, string> = {},
+  prepare?: (databaseUrl: string) => Promise<string>,
+): void {
   for (const engine of testServer().engines) {
     describe(`${title} [${engine}]`, function () {
       let env: TestEnv | undefined;
       before(async function () {
-        env = await startTestApp(engine, settings);
+        env = await startTestApp(engine, settings, prepare);
       });
       after(async function () {
         await env?.close();

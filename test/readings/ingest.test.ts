@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { issueKey, revokeKey, listKeys } from '../../src/stations/keys.js';
-import { materializeRollups } from '../../src/readings/rollups.js';
 import { ingestReadingSchema } from '../../src/readings/ingestSchema.js';
 import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/parseReading.js';
 import { describeEngines, startTestApp } from '../helpers/app.js';
@@ -262,7 +261,7 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     const windows = Array.from({ length: 5 }, (_, i) => all.slice(i * 500, i * 500 + 1000));
     // Half of the span is materialised first, so that on timescale the refreshes overlap too.
     await postBatch(env(), key, { station_id: 'in-race', readings: all.slice(0, 1500).filter((_, i) => i % 2 === 0) });
-    await materializeRollups(env().db);
+    await env().db.rollups.refresh();
     const results = await Promise.all(windows.map((readings) => postBatch(env(), key, { station_id: 'in-race', readings })));
     assert.deepEqual(results.map((r) => r.status), [201, 201, 201, 201, 201]);
     const accepted = results.reduce((s, r) => s + r.body.accepted, 0);
@@ -282,7 +281,7 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     const old = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2, '2026-01-05T00:00:00Z'), temperature_c: 3 }));
     const backfill = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2 + 1, '2026-01-05T00:00:00Z'), temperature_c: 70 }));
     await postBatch(env(), key, { station_id: 'in-ryw', readings: old });
-    await materializeRollups(env().db);
+    await env().db.rollups.refresh();
     const result = await postBatch(env(), key, { station_id: 'in-ryw', readings: backfill });
     assert.equal(result.body.accepted, 300);
     for (const period of periods) {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { materializeRollups } from '../../src/readings/rollups.js';
-import { flagReadings, storeReadings } from '../../src/readings/store.js';
+import { recordOverride } from '../../src/readings/overrides.js';
+import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
@@ -146,7 +146,7 @@ describeEngines('GET /data/aggregate/', (env) => {
 
   it('equals a GROUP BY over the readings for every period and quality filter, as written and once materialised', async () => {
     for (const state of ['written', 'materialised']) {
-      if (state === 'materialised') await materializeRollups(env().db);
+      if (state === 'materialised') await env().db.rollups.refresh();
       for (const period of periods) {
         for (const quality of [undefined, 'ok', 'suspect', 'invalid']) await compare(period, quality);
       }
@@ -175,8 +175,8 @@ describeEngines('GET /data/aggregate/', (env) => {
   });
 
   it('follows an operator flag override at once', async () => {
-    await materializeRollups(env().db);
-    await flagReadings(env().db, { stationId: station, from: '2026-02-02T00:00:00.000Z', to: '2026-02-09T11:59:59.999Z', flag: 'invalid' });
+    await env().db.rollups.refresh();
+    await recordOverride(env().db, { stationId: station, from: '2026-02-02T00:00:00.000Z', to: '2026-02-09T11:59:59.999Z', flag: 'invalid', reason: 'test' });
     for (const period of periods) {
       for (const quality of [undefined, 'ok', 'invalid']) await compare(period, quality);
     }

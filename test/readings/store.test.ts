@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { materializeRollups } from '../../src/readings/rollups.js';
-import { flagReadings, storeReadings } from '../../src/readings/store.js';
+import { recordOverride } from '../../src/readings/overrides.js';
+import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
 import { addStation, countReadings, makeReadings } from '../helpers/readings.js';
@@ -12,8 +12,8 @@ describeEngines('readings store', (env) => {
     const { db } = env();
     await addStation(db, 'st-basic');
     const batch = makeReadings(500, '2026-03-01T00:00:00Z', 1);
-    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 500, duplicates: 0 });
-    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 0, duplicates: 500 });
+    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 500, duplicates: 0, refreshed: true });
+    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 0, duplicates: 500, refreshed: true });
     assert.equal(await countReadings(db, 'st-basic'), 500);
   });
 
@@ -22,7 +22,7 @@ describeEngines('readings store', (env) => {
     await addStation(db, 'st-repeat');
     const [first, second] = makeReadings(2, '2026-03-01T00:00:00Z', 1);
     const again = { ...first!, temperature_c: 99.5, quality_flag: 'suspect' as const };
-    assert.deepEqual(await storeReadings(db, 'st-repeat', [first!, again, second!]), { accepted: 2, duplicates: 1 });
+    assert.deepEqual(await storeReadings(db, 'st-repeat', [first!, again, second!]), { accepted: 2, duplicates: 1, refreshed: true });
     const stored = await db.pool.oneFirst(sql.type(z.object({ t: z.number().nullable() }))`
       select temperature_c as t from readings where station_id = 'st-repeat' and ts = ${first!.ts}
     `);
@@ -37,7 +37,7 @@ describeEngines('readings store', (env) => {
     for (let i = 0; i < all.length; i += 1234) await storeReadings(db, 'st-exact', all.slice(i, i + 1234));
     // Twice: as written (real-time on timescale), then once everything is materialised.
     for (const state of ['written', 'materialised']) {
-      if (state === 'materialised') await materializeRollups(db);
+      if (state === 'materialised') await db.rollups.refresh();
       let buckets = 0;
       for (const period of periods) {
         for (const flags of flagFilters) buckets += await assertRollupExact(db, 'st-exact', period, flags);
@@ -52,7 +52,7 @@ describeEngines('readings store', (env) => {
     await storeReadings(db, 'st-backfill', makeReadings(3000, '2026-02-01T00:00:00Z', 10, 7));
     await storeReadings(db, 'st-backfill', makeReadings(2000, '2026-05-01T00:00:00Z', 10, 8));
     // Materialise those periods, so that on timescale the backfill lands below every watermark.
-    await materializeRollups(db);
+    await db.rollups.refresh();
     // Then a station that was offline sends readings that fall between and inside old buckets.
     const backfill = makeReadings(3000, '2026-02-01T00:05:00Z', 10, 9);
     const result = await storeReadings(db, 'st-backfill', backfill);
@@ -68,11 +68,11 @@ describeEngines('readings store', (env) => {
     // The first hour of a day, materialised: on timescale the day is now below the daily watermark while
     // its later hours are still above the hourly one.
     await storeReadings(db, 'st-later', makeReadings(60, '2026-08-03T00:00:00Z', 1, 17));
-    await materializeRollups(db);
+    await db.rollups.refresh();
     await storeReadings(db, 'st-later', makeReadings(600, '2026-08-03T05:00:00Z', 1, 18));
     for (const period of periods) await assertRollupExact(db, 'st-later', period, ['ok', 'suspect', 'invalid']);
     // And once more in a later week of the same month, after everything is materialised again.
-    await materializeRollups(db);
+    await db.rollups.refresh();
     await storeReadings(db, 'st-later', makeReadings(300, '2026-08-20T10:00:00Z', 1, 19));
     for (const period of periods) {
       for (const flags of flagFilters) await assertRollupExact(db, 'st-later', period, flags);
@@ -86,7 +86,7 @@ describeEngines('readings store', (env) => {
     // The first two days are materialised beforehand, so that the batches cross the watermarks and
     // their refreshes of overlapping ranges run concurrently.
     await storeReadings(db, 'st-race', all.filter((_, i) => i % 3 === 0 && i < 2880));
-    await materializeRollups(db);
+    await db.rollups.refresh();
     // Six clients, each sending a window that overlaps its neighbours by half.
     const windows = Array.from({ length: 6 }, (_, i) => all.slice(i * 800, i * 800 + 1600));
     const results = await Promise.all(windows.map((w) => storeReadings(db, 'st-race', w)));
@@ -103,9 +103,9 @@ describeEngines('readings store', (env) => {
     const { db } = env();
     await addStation(db, 'st-flag');
     await storeReadings(db, 'st-flag', makeReadings(4000, '2026-06-28T00:00:00Z', 5, 13));
-    await materializeRollups(db);
-    const changed = await flagReadings(db, {
-      stationId: 'st-flag', from: '2026-06-29T06:00:00.000Z', to: '2026-07-02T18:30:00.000Z', flag: 'invalid',
+    await db.rollups.refresh();
+    const { changed } = await recordOverride(db, {
+      stationId: 'st-flag', from: '2026-06-29T06:00:00.000Z', to: '2026-07-02T18:30:00.000Z', flag: 'invalid', reason: 'test',
     });
     const expected = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from readings
@@ -117,7 +117,7 @@ describeEngines('readings store', (env) => {
       for (const flags of flagFilters) await assertRollupExact(db, 'st-flag', period, flags);
     }
     // Flagging back to ok is the same path.
-    await flagReadings(db, { stationId: 'st-flag', from: '2026-06-29T06:00:00.000Z', to: '2026-06-30T00:00:00.000Z', flag: 'ok' });
+    await recordOverride(db, { stationId: 'st-flag', from: '2026-06-29T06:00:00.000Z', to: '2026-06-30T00:00:00.000Z', flag: 'ok', reason: 'test' });
     for (const period of periods) await assertRollupExact(db, 'st-flag', period, ['ok']);
   });
 });

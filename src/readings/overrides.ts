@@ -1,0 +1,89 @@
+import type pg from 'pg';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { Db } from '../db/pool.js';
+import { retryOnConflict } from '../db/errors.js';
+import type { QualityFlag } from './quality.js';
+
+/**
+ * Overrides and ingest of one station are serialised on a per-station advisory lock: a batch holds it
+ * shared while it writes (batches of a station still run side by side), an override holds it alone.
+ * So a batch either commits before the override and is re-flagged by it, or starts after and sees it.
+ */
+const stationLockSpace = 7_301_946;
+
+export function stationLockSql(client: pg.ClientBase, stationId: string, mode: 'shared' | 'exclusive'): string {
+  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  return `select ${lock}(${stationLockSpace}, hashtext(${client.escapeLiteral(stationId)}))`;
+}
+
+export type Override = { from_ts: string; to_ts: string; flag: QualityFlag };
+
+/** The station's overrides that reach into [first, last], oldest first, as SQL for the writing transaction. */
+export function overridesSql(client: pg.ClientBase, stationId: string, first: string, last: string): string {
+  return `select from_ts, to_ts, flag from quality_overrides
+    where station_id = ${client.escapeLiteral(stationId)} and to_ts >= ${client.escapeLiteral(first)} and from_ts <= ${client.escapeLiteral(last)}
+    order by id`;
+}
+
+/** The flag a reading at `ts` must carry: that of the newest override covering it, else its own. */
+export function overriddenFlag(overrides: readonly { from_ts: Date; to_ts: Date; flag: QualityFlag }[], ts: string, own: QualityFlag): QualityFlag {
+  const at = Date.parse(ts);
+  for (let i = overrides.length - 1; i >= 0; i--) {
+    const o = overrides[i]!;
+    if (o.from_ts.getTime() <= at && at <= o.to_ts.getTime()) return o.flag;
+  }
+  return own;
+}
+
+const flagged = z.object({ changed: z.number(), first: z.string().nullable() });
+
+export type OverrideArgs = { stationId: string; from: string; to: string; flag: QualityFlag; reason: string };
+
+/**
+ * Records an operator override and applies it to the readings stored in its range; readings of the range
+ * that arrive later take it as they are stored. Returns the readings changed now. The rollups follow:
+ * at once when their refresh succeeds, else at the service's next healing tick.
+ */
+export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ changed: number; refreshed: boolean }> {
+  const result = await retryOnConflict(() =>
+    db.pool.transaction(async (tx) => {
+      await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${args.stationId}))`);
+      await tx.query(sql.type(z.object({}))`
+        insert into quality_overrides (station_id, from_ts, to_ts, flag, reason)
+        values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason})
+      `);
+      return tx.one(sql.type(flagged)`
+        with changed as (
+          update readings set quality_flag = ${args.flag}
+          where station_id = ${args.stationId} and ts between ${args.from} and ${args.to} and quality_flag <> ${args.flag}
+          returning ts
+        )
+        select count(*)::int as changed, min(ts) as first from changed
+      `);
+    }),
+  );
+  let refreshed = true;
+  // Even when nothing changed now, an earlier run of the same override may have failed before its refresh.
+  await db.rollups.refresh().catch(() => {
+    refreshed = false;
+  });
+  return { changed: result.changed, refreshed };
+}
+
+const overrideRow = z.object({
+  id: z.number(),
+  from_ts: z.string(),
+  to_ts: z.string(),
+  flag: z.string(),
+  reason: z.string(),
+  created_at: z.string(),
+});
+export type OverrideRow = z.infer<typeof overrideRow>;
+
+/** A station's overrides, oldest first. */
+export async function listOverrides(db: Db, stationId: string): Promise<readonly OverrideRow[]> {
+  return db.pool.any(sql.type(overrideRow)`
+    select id, from_ts, to_ts, flag, reason, created_at from quality_overrides where station_id = ${stationId} order by id
+  `);
+}
