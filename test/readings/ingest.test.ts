@@ -9,6 +9,7 @@ import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { countReadings } from '../helpers/readings.js';
 import { testServer } from '../helpers/server.js';
+import { assertBelowWatermarks, daysAgo } from '../helpers/rollups.js';
 
 const storedRow = z.object({
   temperature_c: z.number().nullable(),
@@ -257,11 +258,13 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
 
   it('takes concurrent overlapping batches from several clients with no duplicate and no error', async () => {
     const key = await stationWithKey(env(), 'in-race');
-    const all = Array.from({ length: 3000 }, (_, i) => ({ timestamp: minute(i), temperature_c: (i % 70) - 5, pm2_5: i % 1100 }));
+    const base = daysAgo(10);
+    const all = Array.from({ length: 3000 }, (_, i) => ({ timestamp: minute(i, base), temperature_c: (i % 70) - 5, pm2_5: i % 1100 }));
     const windows = Array.from({ length: 5 }, (_, i) => all.slice(i * 500, i * 500 + 1000));
     // Half of the span is materialised first, so that on timescale the refreshes overlap too.
     await postBatch(env(), key, { station_id: 'in-race', readings: all.slice(0, 1500).filter((_, i) => i % 2 === 0) });
     await env().db.rollups.refresh();
+    if (env().engine === 'timescale') await assertBelowWatermarks(env().db.pool, all[1400]!.timestamp);
     const results = await Promise.all(windows.map((readings) => postBatch(env(), key, { station_id: 'in-race', readings })));
     assert.deepEqual(results.map((r) => r.status), [201, 201, 201, 201, 201]);
     const accepted = results.reduce((s, r) => s + r.body.accepted, 0);
@@ -272,16 +275,21 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     for (const period of periods) await assertRollupExact(env().db, 'in-race', period, ['ok', 'suspect', 'invalid']);
   });
 
-  it('has every accepted reading in every rollup when the 201 arrives, backfill included', async () => {
+  it('has every accepted reading in every rollup when the 201 arrives, live and backfill alike', async () => {
     const key = await stationWithKey(env(), 'in-ryw');
-    const recent = Array.from({ length: 600 }, (_, i) => ({ timestamp: minute(i, '2026-04-20T00:00:00Z'), temperature_c: i % 40, pm2_5: 1000 + (i % 3) }));
+    // Live: the last ten minutes, above every watermark.
+    const recent = Array.from({ length: 10 }, (_, i) => ({ timestamp: new Date(Date.now() - (10 - i) * 60_000).toISOString(), temperature_c: i % 40, pm2_5: 1000 + (i % 3) }));
     assert.equal((await postBatch(env(), key, { station_id: 'in-ryw', readings: recent })).status, 201);
     for (const period of periods) await assertRollupExact(env().db, 'in-ryw', period, ['ok']);
-    // An old period, long materialised on timescale, then a backfill into the same buckets.
-    const old = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2, '2026-01-05T00:00:00Z'), temperature_c: 3 }));
-    const backfill = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2 + 1, '2026-01-05T00:00:00Z'), temperature_c: 70 }));
+    // History, materialised, then a backfill into the same buckets: placed below the watermarks, and checked to be.
+    const base = daysAgo(40);
+    const old = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2, base), temperature_c: 3 }));
+    const backfill = Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 2 + 1, base), temperature_c: 70 }));
     await postBatch(env(), key, { station_id: 'in-ryw', readings: old });
     await env().db.rollups.refresh();
+    if (env().engine === 'timescale') {
+      await assertBelowWatermarks(env().db.pool, backfill.at(-1)!.timestamp, ['readings_hourly', 'readings_daily', 'readings_weekly', 'readings_monthly']);
+    }
     const result = await postBatch(env(), key, { station_id: 'in-ryw', readings: backfill });
     assert.equal(result.body.accepted, 300);
     for (const period of periods) {
