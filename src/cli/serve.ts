@@ -4,6 +4,7 @@ import type { Db } from '../db/pool.js';
 import { createApp } from '../http/app.js';
 import { listen } from '../http/server.js';
 import { createRedis } from '../db/redis.js';
+import { warmUpReads } from '../readings/warmUp.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
 
@@ -21,6 +22,8 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
   // At start and every ROLLUP_HEAL_SECONDS: whatever a failed refresh (here, in a CLI run, in a process
   // killed after its commit) left stale below the horizon is refreshed.
   db.rollups.startHealing(config.rollupHealSeconds * 1000);
+  // Connections stay open (the pool has no idle timeout), so warming them once keeps first requests fast.
+  await warmUpReads(db, config.poolSize).catch((error: unknown) => log.warn({ err: error }, 'warming up the read queries failed'));
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);

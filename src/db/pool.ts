@@ -40,7 +40,9 @@ export async function createSlonikPool(url: string, options: PoolOptions): Promi
     maximumPoolSize: options.poolSize,
     statementTimeout: options.statementTimeoutMs,
     connectionTimeout: 5_000,
-    idleTimeout: 30_000,
+    // Idle connections are kept: a new backend pays for loading the catalog on its first query, and a
+    // service's pool is small and bounded.
+    idleTimeout: 'DISABLE_TIMEOUT',
     captureStackTrace: false,
     typeParsers,
   });

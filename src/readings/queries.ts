@@ -72,18 +72,17 @@ const rollupOf: Record<AggregatePeriod, string> = {
   month: 'readings_monthly',
 };
 
+/** `at + width` reckoned on the UTC calendar: a month or a day never stretches across a zone's clock change. */
+const utcPlus = (at: FragmentSqlToken, width: FragmentSqlToken) => sql.fragment`((${at}) at time zone 'UTC' + ${width}) at time zone 'UTC'`;
+
+export type AggregateArgs = { stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag };
+
 /**
  * Mean, min, max and count per period from the rollups (never a scan of raw readings), exact for the
  * quality filter. Dates are whole UTC days, both inclusive. Hours and days align with dates; a week or
  * month cut by the range is summed from its days inside it, as a GROUP BY over the readings would give.
  */
-/** `at + width` reckoned on the UTC calendar: a month or a day never stretches across a zone's clock change. */
-const utcPlus = (at: FragmentSqlToken, width: FragmentSqlToken) => sql.fragment`((${at}) at time zone 'UTC' + ${width}) at time zone 'UTC'`;
-
-export async function aggregateReadings(
-  db: CommonQueryMethods,
-  args: { stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag },
-): Promise<readonly AggregateRow[]> {
+function aggregateSql(args: AggregateArgs): FragmentSqlToken {
   // Dates are UTC days and bucket ends UTC arithmetic, named explicitly rather than left to the session's zone.
   const start = args.from ? sql.fragment`(${args.from}::date)::timestamp at time zone 'UTC'` : sql.fragment`'-infinity'::timestamptz`;
   const end = args.to ? sql.fragment`(${args.to}::date + 1)::timestamp at time zone 'UTC'` : sql.fragment`'infinity'::timestamptz`;
@@ -110,7 +109,7 @@ export async function aggregateReadings(
       where ${filter} and bucket >= ${start} and bucket < ${end}
         and (date_trunc(${unit}, bucket, 'UTC') < ${start} or ${utcPlus(sql.fragment`date_trunc(${unit}, bucket, 'UTC')`, width)} > ${end})`;
   }
-  return db.any(sql.type(aggregateRow)`
+  return sql.fragment`
     select bucket as period_start, sum(n)::bigint as count,
       sum(temperature_c_sum) / nullif(sum(temperature_c_count), 0) as temperature_c_mean,
       min(temperature_c_min) as temperature_c_min,
@@ -120,7 +119,30 @@ export async function aggregateReadings(
       sum(pm2_5_sum) / nullif(sum(pm2_5_count), 0) as pm2_5_mean
     from (${source}) rows
     group by bucket
-    order by bucket
+  `;
+}
+
+/** The aggregate rows, for CSV. */
+export async function aggregateReadings(db: CommonQueryMethods, args: AggregateArgs): Promise<readonly AggregateRow[]> {
+  return db.any(sql.type(aggregateRow)`select * from (${aggregateSql(args)}) a order by period_start`);
+}
+
+const aggregateJsonRow = z.object({ count: z.number(), results: z.string() });
+
+/**
+ * The aggregate rows as a JSON array built by PostgreSQL, for the JSON answer: no per-row work in the
+ * service, so the answer costs the same on the first request after a start or an upload as later.
+ * Numbers print as PostgreSQL's shortest exact form, timestamps as ISO 8601 UTC with milliseconds.
+ */
+export async function aggregateReadingsJson(db: CommonQueryMethods, args: AggregateArgs): Promise<{ count: number; results: string }> {
+  return db.one(sql.type(aggregateJsonRow)`
+    select count(*)::int as count, coalesce(json_agg(json_build_object(
+      'period_start', to_char(a.period_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'count', a.count,
+      'temperature_c_mean', a.temperature_c_mean, 'temperature_c_min', a.temperature_c_min, 'temperature_c_max', a.temperature_c_max,
+      'humidity_rh_mean', a.humidity_rh_mean, 'pressure_hpa_mean', a.pressure_hpa_mean, 'pm2_5_mean', a.pm2_5_mean
+    ) order by a.period_start), '[]')::text as results
+    from (${aggregateSql(args)}) a
   `);
 }
 

@@ -4,7 +4,7 @@ import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { streamDownload } from './download.js';
 import { citation, downloadFileName, licenseUrl, preamble } from './attribution.js';
-import { aggregateReadings, compareInterval, compareStations, findLatestReading, listRecentReadings } from './queries.js';
+import { aggregateReadings, aggregateReadingsJson, compareInterval, compareStations, findLatestReading, listRecentReadings } from './queries.js';
 import {
   aggregateQuerySchema,
   compareQuerySchema,
@@ -96,16 +96,19 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
-      const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, {
-        stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality,
-      }));
+      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
       if (query.output === 'csv') {
+        const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, args));
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="${stationId}_${query.period}_aggregate.csv"`);
         ctx.body = Readable.from(aggregateCsv(results));
         return;
       }
-      ctx.body = { station: stationId, period: query.period, count: results.length, results };
+      const { count, results } = await aggregateReadingsJson(db.pool, args);
+      if (count === 0) await requireStation(db.pool, stationId);
+      // The rows arrive as JSON text from PostgreSQL; only the envelope is written here.
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${count},"results":${results}}`;
     },
   );
 

@@ -81,11 +81,11 @@ describeEngines(
       const { db } = env();
       const key = await stationWithKey(env(), 'ex-lock');
       assert.equal((await postBatch(env(), key, { station_id: 'ex-lock', readings: batch(daysAgo(6), 600, 2) })).status, 201);
-      if (env().engine === 'timescale') await assertBelowWatermarks(db.pool, daysAgo(5));
+      const backfill = batch(daysAgo(6), 600, 2, 1);
+      if (env().engine === 'timescale') await assertBelowWatermarks(db.pool, backfill.at(-1)!.timestamp);
       const release = await holdRefreshLock(env().databaseUrl);
       let held = true;
       try {
-        const backfill = batch(daysAgo(6), 600, 2, 1);
         const first = await postBatch(env(), key, { station_id: 'ex-lock', readings: backfill });
         // Committed is committed: 201, not a 5xx that would make the station re-send into duplicates.
         assert.equal(first.status, 201);
