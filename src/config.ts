@@ -33,6 +33,7 @@ const configSchema = z.object({
   DEFAULT_STATION: optional(z.string().min(1)),
   INGEST_MAX_READINGS: integer(10_000, 1, 1_000_000),
   INGEST_MAX_BYTES: integer(5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  INGEST_MAX_FUTURE_SECONDS: integer(300, 0, 86_400),
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
   DB_POOL_SIZE: integer(10, 1, 200),
@@ -57,6 +58,7 @@ export type Config = {
   defaultStation: string | undefined;
   ingestMaxReadings: number;
   ingestMaxBytes: number;
+  ingestMaxFutureSeconds: number;
   dataDir: string;
   embeddedPort: number;
   poolSize: number;
@@ -101,6 +103,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     defaultStation: s.DEFAULT_STATION,
     ingestMaxReadings: s.INGEST_MAX_READINGS,
     ingestMaxBytes: s.INGEST_MAX_BYTES,
+    ingestMaxFutureSeconds: s.INGEST_MAX_FUTURE_SECONDS,
     dataDir: s.DATA_DIR,
     embeddedPort: s.EMBEDDED_PG_PORT,
     poolSize: s.DB_POOL_SIZE,

@@ -8,12 +8,13 @@ import { flagCommand } from './cli/flag.js';
 import { importCommand } from './cli/import.js';
 import { ContentImportError } from './content/importContent.js';
 import { keysCommand } from './cli/keys.js';
+import { readingsCommand } from './cli/readings.js';
 import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
 
-const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'import']);
+const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
 const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, StartupError, UsageError];
@@ -52,6 +53,9 @@ async function run(argv: string[]): Promise<number> {
         break;
       case 'flag':
         await flagCommand(db, args, out);
+        break;
+      case 'readings':
+        await readingsCommand(db, args, out);
         break;
       case 'import':
         await importCommand(db, args, out);

@@ -3,20 +3,8 @@ import { listOverrides, recordOverride } from '../readings/overrides.js';
 import { qualityFlags, type QualityFlag } from '../readings/quality.js';
 import { stationExists } from '../stations/queries.js';
 import { parseCommandArgs } from './args.js';
+import { parseTime } from './times.js';
 import { UsageError } from './usage.js';
-
-/** A date alone means the whole UTC day: its start for --from, its last millisecond for --to. */
-function parseTime(name: 'from' | 'to', value: string | undefined): string {
-  if (value === undefined) throw new UsageError(`--${name} is required`);
-  const iso = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
-  if (!iso.test(value)) throw new UsageError(`--${name} must be an ISO 8601 date or time, got '${value}'`);
-  const hasOffset = /(Z|[+-]\d{2}(:?\d{2})?)$/.test(value) && value.length > 10;
-  const date = new Date(
-    value.length === 10 ? `${value}T${name === 'to' ? '23:59:59.999' : '00:00:00'}Z` : hasOffset ? value : `${value}Z`,
-  );
-  if (Number.isNaN(date.getTime())) throw new UsageError(`--${name} is not a valid time: '${value}'`);
-  return date.toISOString();
-}
 
 /**
  * `envmon flag --station ID --from T --to T --flag invalid|ok|suspect [--reason TEXT]` records an override

@@ -15,4 +15,6 @@ commands:
   flag --station ID --from T --to T --flag invalid|ok|suspect [--reason TEXT]
                                  override quality_flag for a time range, also for readings that
                                  arrive later; aggregates follow
-  flag --list ID                 list station ID's overrides`;
+  flag --list ID                 list station ID's overrides
+  readings delete --station ID --from T --to T
+                                 delete readings stored by mistake; aggregates follow`;

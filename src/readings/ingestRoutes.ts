@@ -71,9 +71,12 @@ export function addIngestRoutes(api: Api): void {
       const rows: NewReading[] = [];
       const errorDetails: { index: number; reason: string }[] = [];
       let errors = 0;
+      // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would be
+      // the station's latest reading for good and make a dead station look fresh.
+      const latestMs = Date.now() + config.ingestMaxFutureSeconds * 1000;
       body.readings.forEach((raw, index) => {
         try {
-          rows.push(parseReading(raw));
+          rows.push(parseReading(raw, latestMs));
         } catch (error) {
           if (!(error instanceof RowError)) throw error;
           errors++;

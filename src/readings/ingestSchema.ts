@@ -10,7 +10,10 @@ const nullableNumber = z.number().nullable().optional();
  */
 export const ingestReadingSchema = z
   .object({
-    timestamp: z.string().openapi({ description: 'ISO 8601; without an offset it is UTC', example: '2026-11-22T10:00:00Z' }),
+    timestamp: z.string().openapi({
+      description: 'ISO 8601; without an offset it is UTC. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
+      example: '2026-11-22T10:00:00Z',
+    }),
     temperature_c: nullableNumber,
     humidity_rh: nullableNumber,
     pressure_hpa: nullableNumber,
@@ -27,7 +30,9 @@ export const ingestReadingSchema = z
     soil_temp: nullableNumber.openapi({ description: 'Kept in module_data' }),
     soil_moist: nullableNumber.openapi({ description: 'Kept in module_data' }),
     firmware_version: z.string().max(100).nullable().optional(),
-    module_data: z.record(z.unknown()).nullable().optional(),
+    module_data: z.record(z.unknown()).nullable().optional().openapi({
+      description: 'Nested at most 16 levels and at most 16 KiB as JSON; numbers within ±1e9; no NUL or unpaired surrogate in text',
+    }),
   })
   .catchall(z.unknown().openapi({ description: 'Unknown channels are kept in module_data' }))
   .openapi('IngestReading');
@@ -45,7 +50,7 @@ export const ingestResultSchema = z
   .object({
     accepted: z.number().int().openapi({ description: 'New readings stored' }),
     duplicates: z.number().int().openapi({ description: 'Readings whose (station, timestamp) was already stored or repeated in the batch' }),
-    errors: z.number().int().openapi({ description: 'Rows skipped' }),
+    errors: z.number().int().openapi({ description: 'Rows skipped: not storable as sent (a bad timestamp or value, a number beyond ±1e9, text with a NUL, module_data too deep or too large)' }),
     error_details: z.array(z.object({ index: z.number().int(), reason: z.string() })).openapi({ description: 'At most 100, by row index' }),
   })
   .openapi('IngestResult');

@@ -10,7 +10,7 @@ import type { QualityFlag } from './quality.js';
  * shared while it writes (batches of a station still run side by side), an override holds it alone.
  * So a batch either commits before the override and is re-flagged by it, or starts after and sees it.
  */
-const stationLockSpace = 7_301_946;
+export const stationLockSpace = 7_301_946;
 
 export function stationLockSql(client: pg.ClientBase, stationId: string, mode: 'shared' | 'exclusive'): string {
   const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';

@@ -23,6 +23,42 @@ const ignoredKeys = new Set(['quality_flag', 'station_id']);
 
 const maxFirmwareLength = 100;
 
+/**
+ * What a row may hold, checked before anything is written so that the database never refuses a row and
+ * one bad row never costs the batch. Numbers: |x| <= 1e9, far beyond any sensor, and small enough that
+ * no rollup sum can overflow (a bucket would need 1e299 readings). module_data: nested at most 16 deep
+ * and at most 16 KiB as JSON, ample for a board's diagnostics. Text: no NUL (PostgreSQL cannot store
+ * it) and no lone UTF-16 surrogate (it is not Unicode); other characters are kept as sent.
+ */
+export const readingLimits = { maxAbs: 1e9, moduleDataDepth: 16, moduleDataBytes: 16 * 1024 } as const;
+
+// A NUL, or a surrogate half without its other half.
+// eslint-disable-next-line no-control-regex -- finding NUL is the point
+const unstorableText = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function checkText(what: string, value: string): void {
+  if (unstorableText.test(value)) throw new RowError(`${what} contains a NUL character or an unpaired surrogate`);
+}
+
+/** Walks a module_data value: depth, text and numbers; throws RowError naming the first problem. */
+function checkModuleValue(value: unknown, depth: number): void {
+  if (typeof value === 'string') return checkText('module_data', value);
+  if (typeof value === 'number') {
+    if (Math.abs(value) > readingLimits.maxAbs) throw new RowError(`module_data numbers must be between -1e9 and 1e9, got ${value}`);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (depth >= readingLimits.moduleDataDepth) throw new RowError(`module_data is nested more than ${readingLimits.moduleDataDepth} levels deep`);
+  if (Array.isArray(value)) {
+    for (const item of value) checkModuleValue(item, depth + 1);
+    return;
+  }
+  for (const key in value as Record<string, unknown>) {
+    checkText('a module_data key', key);
+    checkModuleValue((value as Record<string, unknown>)[key], depth + 1);
+  }
+}
+
 // ISO 8601 date-time: a date, 'T' or a space, hh:mm[:ss[.fraction]], optional Z or ±hh[:mm] offset.
 const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
@@ -74,6 +110,7 @@ export function parseTimestamp(value: unknown): string {
 function numeric(name: string, value: unknown): number | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value)) throw new RowError(`${name} must be a number or null`);
+  if (value > readingLimits.maxAbs || value < -readingLimits.maxAbs) throw new RowError(`${name} must be between -1e9 and 1e9, got ${value}`);
   return value;
 }
 
@@ -95,10 +132,12 @@ const keyKinds = new Map<string, 'numeric' | 'alias' | 'firmware' | 'module' | '
  * channels and unknown keys into module_data, the quality flag assigned. Throws RowError.
  * This runs for every row of every batch, so it allocates little and looks each key up once.
  */
-export function parseReading(raw: unknown): NewReading {
+export function parseReading(raw: unknown, latestMs = Infinity): NewReading {
   if (!isPlainObject(raw)) throw new RowError('reading must be a JSON object');
+  const ts = parseTimestamp(raw.timestamp);
+  if (Date.parse(ts) > latestMs) throw new RowError(`timestamp ${ts} is ahead of the server's clock by more than the tolerance`);
   const row: NewReading = {
-    ts: parseTimestamp(raw.timestamp),
+    ts,
     temperature_c: null, humidity_rh: null, pressure_hpa: null, altitude_m: null, pm1_0: null,
     pm2_5: null, pm10: null, co2_ppm: null, co_ppm: null, uv_index: null,
     quality_flag: 'ok', firmware_version: null, module_data: null,
@@ -121,6 +160,7 @@ export function parseReading(raw: unknown): NewReading {
       case 'firmware':
         if (value !== null && typeof value !== 'string') throw new RowError('firmware_version must be a string or null');
         if (typeof value === 'string' && value.length > maxFirmwareLength) throw new RowError(`firmware_version must be at most ${maxFirmwareLength} characters`);
+        if (typeof value === 'string') checkText('firmware_version', value);
         row.firmware_version = value;
         break;
       case 'module':
@@ -145,7 +185,16 @@ export function parseReading(raw: unknown): NewReading {
       row[field] = value;
     }
   }
-  if (explicitModuleData || channels) row.module_data = mergeModuleData(explicitModuleData, channels);
+  if (explicitModuleData || channels) {
+    // Checked before merging, which compares values as JSON: a value nested thousands deep never gets there.
+    if (explicitModuleData) checkModuleValue(explicitModuleData, 0);
+    if (channels) checkModuleValue(channels, 0);
+    const moduleData = mergeModuleData(explicitModuleData, channels);
+    if (Buffer.byteLength(JSON.stringify(moduleData)) > readingLimits.moduleDataBytes) {
+      throw new RowError(`module_data is larger than ${readingLimits.moduleDataBytes} bytes as JSON`);
+    }
+    row.module_data = moduleData;
+  }
   row.quality_flag = assessQuality(row);
   return row;
 }

@@ -1,0 +1,41 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { Db } from '../db/pool.js';
+import { retryOnConflict } from '../db/errors.js';
+import { stationLockSpace } from './overrides.js';
+
+const removed = z.object({ deleted: z.number() });
+
+/**
+ * Deletes a station's readings in [from, to] (readings stored by mistake: a clock years ahead, a test
+ * rig posting under a real station). Serialised with the station's ingest like an override; the rollups
+ * follow (portable: in the transaction; timescale: refreshed at once, else healed), and the station's
+ * newest-reading mark moves back to what remains.
+ */
+export async function deleteReadings(db: Db, args: { stationId: string; from: string; to: string }): Promise<{ deleted: number; refreshed: boolean }> {
+  const result = await retryOnConflict(() =>
+    db.pool.transaction(async (tx) => {
+      await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${args.stationId}))`);
+      const row = await tx.one(sql.type(removed)`
+        with gone as (
+          delete from readings where station_id = ${args.stationId} and ts between ${args.from} and ${args.to} returning 1
+        )
+        select count(*)::int as deleted from gone
+      `);
+      await tx.query(sql.type(z.object({}))`
+        with newest as (select max(ts) as ts from readings where station_id = ${args.stationId}),
+        moved as (
+          update station_latest set ts = newest.ts from newest
+          where station_latest.station_id = ${args.stationId} and newest.ts is not null
+        )
+        delete from station_latest where station_id = ${args.stationId} and (select ts from newest) is null
+      `);
+      return row;
+    }),
+  );
+  let refreshed = true;
+  await db.rollups.refresh().catch(() => {
+    refreshed = false;
+  });
+  return { deleted: result.deleted, refreshed };
+}
