@@ -12,6 +12,9 @@ import { checkResponse, hostileRequest, operationsOf } from '../test/helpers/hos
 import { openServer, saveResults } from './lib.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 10_000);
+// A new seed each run, so that the long run keeps finding new cases; printed so that any failure replays.
+const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+console.log(`FUZZ_SEED=${seed}`);
 const server = await openServer();
 const results: Record<string, unknown>[] = [];
 try {
@@ -35,7 +38,7 @@ try {
           routes.add(`${request.method} ${operations.find((o) => new RegExp(`^${o.path.replace(/\{\w+\}/g, '[^/]*')}(\\?|$)`).test(request.url))?.path ?? '?'}`);
           return true;
         }),
-        { numRuns: runs },
+        { numRuns: runs, seed },
       );
     } finally {
       await running.close();
@@ -43,7 +46,7 @@ try {
       await server.dropDatabase(databaseUrl);
     }
     const row = {
-      engine, cases: runs, routes_in_document: operations.length, routes_covered: [...routes].filter((r) => !r.endsWith('?')).length,
+      engine, seed, cases: runs, routes_in_document: operations.length, routes_covered: [...routes].filter((r) => !r.endsWith('?')).length,
       seconds: +((performance.now() - started) / 1000).toFixed(1), statuses: Object.fromEntries([...statuses].sort()),
     };
     results.push(row);

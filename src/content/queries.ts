@@ -149,7 +149,7 @@ export type SearchRow = z.infer<typeof searchRow>;
  */
 export async function searchContent(db: CommonQueryMethods, q: string, limit: number): Promise<readonly SearchRow[]> {
   return db.any(sql.type(searchRow)`
-    with query as (select websearch_to_tsquery('english', ${q}) as q)
+    with query as (select envmon_search_query(${q}) as q)
     select type, key, title, summary, rank from (
       select 'research' as type, slug as key, title, summary, ts_rank(search, q) as rank from research_programmes, query where search @@ q
       union all

@@ -5,13 +5,28 @@ import {
   StatementCancelledError,
   StatementTimeoutError,
 } from 'slonik';
+import { PoolExhaustedError } from './gate.js';
 
-export type DatabaseFailure = 'unavailable' | 'timeout';
+/**
+ * What a failure means to a client, as PostgREST's mapSQLtoHTTP decides it: 'unavailable' (the database
+ * cannot be reached or ended the connection), 'timeout' (a statement ran past its limit), 'busy' (no
+ * connection or lock became free in time, a deadlock: try again soon), 'rejected' (the database refused
+ * a value of the request: a 400). Anything else is a defect (500).
+ */
+export type DatabaseFailure = 'unavailable' | 'timeout' | 'busy' | 'rejected';
 
 // SQLSTATE classes that mean "the database cannot answer right now" rather than "the query is wrong":
 // 08 connection exception, 53 insufficient resources, 57P admin shutdown / crash / cannot connect now.
 const unavailableState = /^(08|53|57P)/;
 const unavailableSocket = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/** A query failed because its connection had been lost (ended by the server, a restart, a network fault). */
+export class ConnectionLostError extends Error {
+  constructor(cause: unknown) {
+    super('the database connection was lost', { cause });
+    this.name = 'ConnectionLostError';
+  }
+}
 
 /** The SQLSTATE of a database error, looked for along its cause chain (slonik wraps the driver's error). */
 export function sqlState(error: unknown): string | undefined {
@@ -28,6 +43,8 @@ export function sqlState(error: unknown): string | undefined {
  */
 export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
   for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof PoolExhaustedError) return 'busy';
+    if (current instanceof ConnectionLostError) return 'unavailable';
     if (current instanceof StatementTimeoutError || current instanceof StatementCancelledError) return 'timeout';
     if (
       current instanceof ConnectionError ||
@@ -40,6 +57,10 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
     if (typeof code === 'string') {
       if (code === '57014') return 'timeout';
       if (unavailableState.test(code) || unavailableSocket.has(code)) return 'unavailable';
+      // 55P03 lock not available, 40P01 deadlock, 40001 serialization failure.
+      if (code === '55P03' || code === '40P01' || code === '40001') return 'busy';
+      // Class 22, data exception: a value the database cannot take (a NUL, a number out of range).
+      if (code.startsWith('22')) return 'rejected';
     }
   }
   return null;

@@ -2,6 +2,8 @@ import pg from 'pg';
 import { createPool, type DatabasePool } from 'slonik';
 import type { Logger } from 'pino';
 import type { Engine } from '../config.js';
+import { ConnectionLostError, classifyDatabaseError } from './errors.js';
+import { gatePool } from './gate.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
@@ -60,12 +62,27 @@ export function createCopyPool(url: string, copyTimeoutMs?: number): pg.Pool {
   // A client whose backend went away emits 'error': an idle one is dropped by the pool; a checked-out
   // one fails the query in flight, and its user discards it. Unheard, the event would end the process.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => client.on('error', () => lostClients.add(client)));
   return pool;
 }
 
+const lostClients = new WeakSet<pg.ClientBase>();
+
+/**
+ * The error to throw for a failed operation on a COPY pool client: ConnectionLostError when the client's
+ * connection was lost (its error was heard, or came with the failure), so that the request is answered
+ * 503 (and a read retried) rather than 500; the error itself otherwise.
+ */
+export function copyClientError(client: pg.ClientBase, error: unknown): unknown {
+  return lostClients.has(client) || classifyDatabaseError(error) === 'unavailable' ? new ConnectionLostError(error) : error;
+}
+
+// How long a request may wait for a free query connection before it is answered 503.
+const poolWaitMs = 5_000;
+
 export async function createDb(url: string, engine: Engine, options: PoolOptions): Promise<Db> {
-  const pool = await createSlonikPool(url, options);
+  const slonikPool = await createSlonikPool(url, options);
+  const pool = gatePool(slonikPool, options.poolSize, poolWaitMs);
   const copyPool = createCopyPool(url, options.copyTimeoutMs);
   const rollups =
     engine === 'timescale'
@@ -78,7 +95,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     rollups,
     close: async () => {
       await rollups.close();
-      await Promise.all([pool.end(), copyPool.end()]);
+      await Promise.all([slonikPool.end(), copyPool.end()]);
     },
   };
 }

@@ -55,8 +55,8 @@ export const unsupportedMediaType = (detail: string) =>
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new Problem(429, 'too-many-requests', 'Too Many Requests', detail, {}, { 'Retry-After': String(retryAfterSeconds) });
 
-export const serviceUnavailable = (detail: string, extra: Record<string, unknown> = {}) =>
-  new Problem(503, 'service-unavailable', 'Service Unavailable', detail, extra, { 'Retry-After': '5' });
+export const serviceUnavailable = (detail: string, extra: Record<string, unknown> = {}, retryAfterSeconds = 5) =>
+  new Problem(503, 'service-unavailable', 'Service Unavailable', detail, extra, { 'Retry-After': String(retryAfterSeconds) });
 
 export const internalError = (requestId: string) =>
   new Problem(500, 'internal-error', 'Internal Server Error', `the server failed to answer; quote request id ${requestId} when reporting it`, {

@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { z } from './zod.js';
 import type { Deps } from './deps.js';
 import { invalidParameters, type ParamError } from './problem.js';
+import { classifyDatabaseError } from '../db/errors.js';
 import { parseInput } from './validate.js';
 
 export const problemSchema = z
@@ -124,12 +125,32 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
   });
 
   api.router[spec.method](spec.operationId, spec.path, async (ctx) => {
+    refuseNul(ctx.query);
+    refuseNul(ctx.params);
     const query = spec.query ? parseInput(spec.query, ctx.query) : {};
     const crossErrors = spec.checks?.(query) ?? [];
     if (crossErrors.length > 0) throw invalidParameters(crossErrors);
     const params = spec.params ? parseInput(spec.params, ctx.params) : {};
-    await handler(ctx, { query, params } as RouteInput<Q, P>);
+    const input = { query, params } as RouteInput<Q, P>;
+    try {
+      await handler(ctx, input);
+    } catch (error) {
+      // A read whose connection was lost (a database restart, a failover, a terminated backend) is run
+      // once more on a fresh connection before the client sees a 503: reads are idempotent.
+      if (spec.method !== 'get' || classifyDatabaseError(error) !== 'unavailable' || ctx.headerSent) throw error;
+      await handler(ctx, input);
+    }
   });
+}
+
+/** PostgreSQL text cannot hold NUL: a parameter carrying one is a 400 naming it, whatever its schema. */
+function refuseNul(values: Record<string, unknown>): void {
+  const errors: ParamError[] = [];
+  for (const [param, value] of Object.entries(values ?? {})) {
+    const texts = Array.isArray(value) ? value : [value];
+    if (texts.some((text) => typeof text === 'string' && text.includes('\u0000'))) errors.push({ param, message: 'must not contain a NUL character' });
+  }
+  if (errors.length > 0) throw invalidParameters(errors);
 }
 
 /** Every registered route with its summary, for the discovery document. */

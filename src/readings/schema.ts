@@ -21,6 +21,9 @@ export const dateSchema = z
       ctx.addIssue({ code: 'custom', message: 'must be a date as YYYY-MM-DD' });
     } else if (Number.isNaN(Date.parse(`${value}T00:00:00Z`)) || !new Date(`${value}T00:00:00Z`).toISOString().startsWith(value)) {
       ctx.addIssue({ code: 'custom', message: 'must be a date that exists, as YYYY-MM-DD' });
+    } else if (value < '0001-01-01') {
+      // PostgreSQL has no year 0 (it is 1 BC): the service takes the years 0001 to 9999.
+      ctx.addIssue({ code: 'custom', message: 'must be a date from 0001-01-01 to 9999-12-31' });
     }
   })
   .openapi({ format: 'date', example: '2026-01-31' });

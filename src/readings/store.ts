@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { copyText } from '../db/copyText.js';
 import { retryOnConflict, sqlState } from '../db/errors.js';
-import type { Db } from '../db/pool.js';
+import { copyClientError, type Db } from '../db/pool.js';
 import { overriddenFlag, overridesSql, stationLockSql } from './overrides.js';
 import type { QualityFlag } from './quality.js';
 
@@ -124,7 +124,7 @@ async function copyReadings(pool: pg.Pool, stationId: string, readings: NewReadi
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
-    throw error;
+    throw copyClientError(client, error);
   }
 }
 

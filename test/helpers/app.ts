@@ -39,7 +39,7 @@ export async function startTestApp(
   });
   const log = pino({ level: config.logLevel });
   const db = await createDb(databaseUrl, engine, {
-    poolSize: 8,
+    poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
     copyTimeoutMs: config.downloadTimeoutMs,
     log,
