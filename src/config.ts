@@ -37,6 +37,10 @@ const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data'),
   EMBEDDED_PG_PORT: integer(54329, 1024, 65535),
   DB_POOL_SIZE: integer(10, 1, 200),
+  INGEST_POOL_SIZE: integer(4, 1, 100),
+  STREAM_POOL_SIZE: integer(4, 1, 100),
+  STREAM_STALL_MS: integer(30_000, 100, 3_600_000),
+  DOWNLOADS_PER_CLIENT: integer(2, 1, 100),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
   DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
@@ -62,6 +66,10 @@ export type Config = {
   dataDir: string;
   embeddedPort: number;
   poolSize: number;
+  ingestPoolSize: number;
+  streamPoolSize: number;
+  streamStallMs: number;
+  downloadsPerClient: number;
   statementTimeoutMs: number;
   downloadTimeoutMs: number;
   rollupHealSeconds: number;
@@ -107,6 +115,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir: s.DATA_DIR,
     embeddedPort: s.EMBEDDED_PG_PORT,
     poolSize: s.DB_POOL_SIZE,
+    ingestPoolSize: s.INGEST_POOL_SIZE,
+    streamPoolSize: s.STREAM_POOL_SIZE,
+    streamStallMs: s.STREAM_STALL_MS,
+    downloadsPerClient: s.DOWNLOADS_PER_CLIENT,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
     downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,

@@ -4,7 +4,8 @@ import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from './embedded.js';
 import { resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
-import { createCopyPool, createDb, createSlonikPool, type Db } from './pool.js';
+import pg from 'pg';
+import { createDb, createSlonikPool, withUtc, type Db } from './pool.js';
 import { classifyDatabaseError } from './errors.js';
 
 /** One line an operator can act on; main prints it and exits non-zero. */
@@ -34,7 +35,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     } finally {
       await probe.end();
     }
-    const migrator = createCopyPool(url);
+    const migrator = new pg.Pool({ connectionString: withUtc(url), max: 1 });
     try {
       const applied = await migrate(migrator, engine);
       if (applied.length > 0) log.info({ applied, engine }, 'migrations applied');
@@ -45,6 +46,8 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
       poolSize: config.poolSize,
       statementTimeoutMs: config.statementTimeoutMs,
       copyTimeoutMs: config.downloadTimeoutMs,
+      ingestPoolSize: config.ingestPoolSize,
+      streamPoolSize: config.streamPoolSize,
       log,
     });
     return {

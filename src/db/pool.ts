@@ -3,14 +3,16 @@ import { createPool, type DatabasePool } from 'slonik';
 import type { Logger } from 'pino';
 import type { Engine } from '../config.js';
 import { ConnectionLostError, classifyDatabaseError } from './errors.js';
-import { gatePool } from './gate.js';
+import { createGate, gatePool } from './gate.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
   /** Typed queries. */
   pool: DatabasePool;
-  /** A small plain `pg` pool for COPY streams, which slonik does not expose. */
-  copyPool: pg.Pool;
+  /** Ingest's own connections (COPY into readings): never taken by reads or downloads. */
+  ingestPool: CopyPool;
+  /** Downloads' connections (COPY to the client), each bounded by DOWNLOAD_TIMEOUT_MS. */
+  streamPool: CopyPool;
   engine: Engine;
   /** Keeps the timescale engine's rollups current below the horizon. */
   rollups: RollupRefresher;
@@ -30,8 +32,10 @@ const typeParsers = [
 export type PoolOptions = {
   poolSize: number;
   statementTimeoutMs: number;
-  /** How long one COPY (a download, an ingest batch) may hold its connection. */
+  /** How long one download (a COPY to the client) may hold its connection. */
   copyTimeoutMs?: number;
+  ingestPoolSize?: number;
+  streamPoolSize?: number;
   /** Where the rollup refresher reports failures. */
   log?: Logger;
 };
@@ -50,12 +54,27 @@ export async function createSlonikPool(url: string, options: PoolOptions): Promi
   });
 }
 
-export function createCopyPool(url: string, copyTimeoutMs?: number): pg.Pool {
+const lostClients = new WeakSet<pg.ClientBase>();
+
+/** A plain `pg` pool for COPY, which slonik does not expose, gated like the query pool. */
+export type CopyPool = {
+  /** A client for the caller alone; release it (with an error to discard it). PoolExhaustedError after `waitMs`. */
+  connect: () => Promise<pg.PoolClient>;
+  /** A short query on a connection of the pool, outside the gate (to cancel a backend). */
+  query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+  /** Connections checked out now. */
+  busy: () => number;
+  end: () => Promise<void>;
+};
+
+export function createCopyPool(url: string, options: { size: number; waitMs: number; statementTimeoutMs?: number; name: string }): CopyPool {
   const pool = new pg.Pool({
     connectionString: withUtc(url),
-    // A statement timeout bounds a COPY whatever its client does, a slow reader included.
-    ...(copyTimeoutMs ? { statement_timeout: copyTimeoutMs } : {}),
-    max: 4,
+    application_name: options.name,
+    // A statement timeout bounds a COPY on the database side, whatever its client does.
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    // One more than the gate lets through, for the cancel query of an abandoned download.
+    max: options.size + 1,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
   });
@@ -63,10 +82,35 @@ export function createCopyPool(url: string, copyTimeoutMs?: number): pg.Pool {
   // one fails the query in flight, and its user discards it. Unheard, the event would end the process.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => lostClients.add(client)));
-  return pool;
+  const gate = createGate(options.size, options.waitMs);
+  let busy = 0;
+  return {
+    connect: async () => {
+      await gate.acquire();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        gate.release();
+        throw error;
+      }
+      busy++;
+      const release = client.release.bind(client);
+      let released = false;
+      client.release = (error?: Error | boolean) => {
+        if (released) return;
+        released = true;
+        busy--;
+        gate.release();
+        release(error);
+      };
+      return client;
+    },
+    query: (text, values) => pool.query(text, values),
+    busy: () => busy,
+    end: () => pool.end(),
+  };
 }
-
-const lostClients = new WeakSet<pg.ClientBase>();
 
 /**
  * The error to throw for a failed operation on a COPY pool client: ConnectionLostError when the client's
@@ -77,25 +121,34 @@ export function copyClientError(client: pg.ClientBase, error: unknown): unknown 
   return lostClients.has(client) || classifyDatabaseError(error) === 'unavailable' ? new ConnectionLostError(error) : error;
 }
 
-// How long a request may wait for a free query connection before it is answered 503.
+// How long a request may wait for a free connection before it is answered 503: a query or an ingest
+// waits briefly; a download, which holds its connection for long, a little longer.
 const poolWaitMs = 5_000;
+const streamWaitMs = 15_000;
 
 export async function createDb(url: string, engine: Engine, options: PoolOptions): Promise<Db> {
   const slonikPool = await createSlonikPool(url, options);
   const pool = gatePool(slonikPool, options.poolSize, poolWaitMs);
-  const copyPool = createCopyPool(url, options.copyTimeoutMs);
+  const ingestPool = createCopyPool(url, { size: options.ingestPoolSize ?? 4, waitMs: poolWaitMs, name: 'envmon ingest' });
+  const streamPool = createCopyPool(url, {
+    size: options.streamPoolSize ?? 4,
+    waitMs: streamWaitMs,
+    statementTimeoutMs: options.copyTimeoutMs,
+    name: 'envmon download',
+  });
   const rollups =
     engine === 'timescale'
       ? createRollupRefresher(withUtc(url), { lockTimeoutMs: options.statementTimeoutMs, log: options.log })
       : noRefresh;
   return {
     pool,
-    copyPool,
+    ingestPool,
+    streamPool,
     engine,
     rollups,
     close: async () => {
       await rollups.close();
-      await Promise.all([slonikPool.end(), copyPool.end()]);
+      await Promise.all([slonikPool.end(), ingestPool.end(), streamPool.end()]);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { copyOut } from '../db/copyOut.js';
+import type { CopyPool } from '../db/pool.js';
 import type { QualityFlag } from './quality.js';
 
 export const downloadColumns = [
@@ -30,43 +31,9 @@ export function downloadStatement(client: pg.ClientBase, args: DownloadArgs): st
   return `copy (select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}) to stdout with (format csv)`;
 }
 
-/**
- * Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY: memory stays
- * flat whatever the history length. When the HTTP client goes away the stream is destroyed and its
- * connection discarded with an error, which ends the COPY on the server at once.
- */
-export async function streamDownload(pool: pg.Pool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
-  const client = await pool.connect();
+/** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
+export async function streamDownload(pool: CopyPool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
   const body = new PassThrough();
-  let released = false;
-  const release = (error?: Error) => {
-    if (released) return;
-    released = true;
-    client.release(error);
-  };
-  let copy;
-  try {
-    copy = client.query(copyTo(downloadStatement(client, args)));
-  } catch (error) {
-    release(error as Error);
-    throw error;
-  }
   body.write(preamble);
-  copy.on('error', (error) => {
-    release(error);
-    body.destroy(error);
-  });
-  copy.on('end', () => release());
-  copy.pipe(body);
-  body.on('close', () => {
-    if (!copy.readableEnded) {
-      copy.destroy();
-      // Discarding the connection stops the backend only when it next writes to the closed socket;
-      // cancelling it by process id stops the COPY at once, however loaded the machine is.
-      const pid = (client as pg.PoolClient & { processID?: number }).processID;
-      release(new Error('download abandoned by the client'));
-      if (pid) pool.query('select pg_cancel_backend($1)', [pid]).catch(() => {});
-    }
-  });
-  return body;
+  return copyOut(pool, (client) => downloadStatement(client, args), body);
 }

@@ -41,18 +41,6 @@ export async function findLatestReading(db: CommonQueryMethods, stationId: strin
   `);
 }
 
-/** The station's readings of the last `hours` hours, oldest first. */
-export async function listRecentReadings(
-  db: CommonQueryMethods,
-  args: { stationId: string; hours: number; quality?: QualityFlag },
-): Promise<readonly ReadingRow[]> {
-  return db.any(sql.type(readingRow)`
-    select ${readingColumns} from readings
-    where station_id = ${args.stationId} and ts > now() - make_interval(hours => ${args.hours}) ${flagFilter(args.quality)}
-    order by ts
-  `);
-}
-
 const aggregateRow = z.object({
   period_start: z.string(),
   count: z.number(),

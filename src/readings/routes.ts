@@ -1,10 +1,12 @@
 import { Readable } from 'node:stream';
 import { addRoute, type Api } from '../http/route.js';
 import { notFound } from '../http/problem.js';
+import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { streamDownload } from './download.js';
 import { citation, downloadFileName, licenseUrl, preamble } from './attribution.js';
-import { aggregateReadings, aggregateReadingsJson, compareInterval, compareStations, findLatestReading, listRecentReadings } from './queries.js';
+import { aggregateReadings, aggregateReadingsJson, compareInterval, compareStations, findLatestReading } from './queries.js';
+import { streamHistorical } from './historical.js';
 import {
   aggregateQuerySchema,
   compareQuerySchema,
@@ -75,9 +77,12 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
-      const rows = await listRecentReadings(db.pool, { stationId, hours: query.hours, quality: query.quality });
-      const readings = (await rowsOfStation(db.pool, stationId, rows)).map(shapeReading);
-      ctx.body = { station: stationId, hours: query.hours, count: readings.length, readings };
+      // Checked before the first byte: once the answer streams, the status cannot change.
+      await requireStation(db.pool, stationId);
+      const body = await streamHistorical(db.streamPool, { stationId, hours: query.hours, quality: query.quality });
+      ctx.type = 'application/json; charset=utf-8';
+      guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
+      ctx.body = body;
     },
   );
 
@@ -149,16 +154,18 @@ export function addReadingRoutes(api: Api): void {
       responses: {
         200: { description: 'CSV: comment lines with licence and citation, a header row, then the readings', content: { 'text/csv': z.string() } },
         404: { description: 'A station is unknown' },
+        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) downloads open' },
       },
     },
     async (ctx, { query }) => {
       // Checked before the first byte: once the CSV streams, the status cannot change.
       const stationIds = query.stations ?? [stationParam(query.station, config.defaultStation)];
       await requireStations(db.pool, stationIds);
+      claimDownloadSlot(ctx, config.downloadsPerClient);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
       const body = await streamDownload(
-        db.copyPool,
+        db.streamPool,
         { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) },
         preamble(cite, Boolean(query.stations)),
       );
@@ -166,6 +173,7 @@ export function addReadingRoutes(api: Api): void {
       ctx.set('Content-Disposition', `attachment; filename="${downloadFileName(stationIds, range)}"`);
       ctx.set('Link', `<${licenseUrl}>; rel="license"`);
       ctx.set('X-Attribution', cite);
+      guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;
     },
   );

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { copyText } from '../db/copyText.js';
 import { retryOnConflict, sqlState } from '../db/errors.js';
-import { copyClientError, type Db } from '../db/pool.js';
+import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
 import { overriddenFlag, overridesSql, stationLockSql } from './overrides.js';
 import type { QualityFlag } from './quality.js';
 
@@ -68,7 +68,7 @@ const uniqueViolation = '23505';
 export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
   const unique = firstPerTimestamp(readings).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
   if (unique.length === 0) return { accepted: 0, duplicates: readings.length, refreshed: true };
-  const inserted = await retryOnConflict(() => copyReadings(db.copyPool, stationId, unique));
+  const inserted = await retryOnConflict(() => copyReadings(db.ingestPool, stationId, unique));
   let refreshed = true;
   if (inserted.first !== null && Date.parse(inserted.first) < horizon()) {
     await db.rollups.refresh().catch(() => {
@@ -86,7 +86,7 @@ function horizon(): number {
 
 type Inserted = { accepted: number; first: string | null };
 
-async function copyReadings(pool: pg.Pool, stationId: string, readings: NewReading[]): Promise<Inserted> {
+async function copyReadings(pool: CopyPool, stationId: string, readings: NewReading[]): Promise<Inserted> {
   const first = readings[0]!.ts;
   const last = readings.at(-1)!.ts;
   const client = await pool.connect();

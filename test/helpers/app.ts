@@ -42,6 +42,8 @@ export async function startTestApp(
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
     copyTimeoutMs: config.downloadTimeoutMs,
+    ingestPoolSize: config.ingestPoolSize,
+    streamPoolSize: config.streamPoolSize,
     log,
   });
   // As `envmon serve` does.

@@ -126,8 +126,7 @@ describeEngines('GET /data/download/', (env) => {
     const deadline = Date.now() + 5_000;
     while ((await activeCopies()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await activeCopies(), 0, 'the COPY still runs');
-    const pool = env().db.copyPool;
-    assert.equal(pool.totalCount - pool.idleCount, 0, 'a COPY connection is still checked out');
+    assert.equal(env().db.streamPool.busy(), 0, 'a COPY connection is still checked out');
     // The service still answers downloads afterwards.
     assert.equal((await env().get('/api/v1/data/download/?station=dl-b&from_date=2026-03-01&to_date=2026-03-01')).status, 200);
   });
@@ -155,10 +154,10 @@ describeEngines('download limits', (env) => {
       failed = true;
     }
     assert.ok(failed, 'the response was cut rather than completed');
-    const pool = env().db.copyPool;
+    const pool = env().db.streamPool;
     const deadline = Date.now() + 5_000;
-    while (pool.totalCount - pool.idleCount > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(pool.totalCount - pool.idleCount, 0);
+    while (pool.busy() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(pool.busy(), 0);
   });
 
   it('puts nothing a spreadsheet would run as a formula into a CSV', async () => {

@@ -1,0 +1,49 @@
+import type { Context } from 'koa';
+import type { Readable } from 'node:stream';
+import { tooManyRequests } from './problem.js';
+
+/**
+ * Cuts a streamed answer when its client stops reading for `stallMs` (the socket's buffer stays full)
+ * or when it outlives `deadlineMs`, whatever the client does: destroying the body ends its source (a
+ * COPY) and returns the connection. Without it a client reading one byte a second holds a connection
+ * for as long as it likes, the COPY long finished on the database side.
+ */
+export function guardStream(ctx: Context, body: Readable, limits: { deadlineMs: number; stallMs: number }): void {
+  const res = ctx.res;
+  const started = Date.now();
+  let progress = started;
+  const onDrain = () => (progress = Date.now());
+  res.on('drain', onDrain);
+  const timer = setInterval(() => {
+    const now = Date.now();
+    if (!res.writableNeedDrain) progress = now;
+    if (now - progress > limits.stallMs || now - started > limits.deadlineMs) {
+      clearInterval(timer);
+      body.destroy();
+      res.destroy();
+    }
+  }, Math.min(1_000, limits.stallMs, limits.deadlineMs));
+  timer.unref();
+  res.once('close', () => {
+    clearInterval(timer);
+    res.off('drain', onDrain);
+  });
+}
+
+const downloadsByClient = new Map<string, number>();
+
+/**
+ * Takes one of the client address's `limit` concurrent download slots until the answer closes; throws a
+ * 429 problem when they are all taken, so that one client cannot hold every download connection.
+ */
+export function claimDownloadSlot(ctx: Context, limit: number): void {
+  const client = ctx.ip;
+  const held = downloadsByClient.get(client) ?? 0;
+  if (held >= limit) throw tooManyRequests(`at most ${limit} downloads at a time per client; wait for one to finish`, 5);
+  downloadsByClient.set(client, held + 1);
+  ctx.res.once('close', () => {
+    const left = (downloadsByClient.get(client) ?? 1) - 1;
+    if (left > 0) downloadsByClient.set(client, left);
+    else downloadsByClient.delete(client);
+  });
+}

@@ -1,0 +1,33 @@
+import type pg from 'pg';
+import { copyOut } from '../db/copyOut.js';
+import type { CopyPool } from '../db/pool.js';
+import { JsonArrayStream } from '../http/jsonArrayStream.js';
+import type { QualityFlag } from './quality.js';
+
+export type HistoricalArgs = { stationId: string; hours: number; quality?: QualityFlag };
+
+/** Each reading as the API's JSON object, built by PostgreSQL, oldest first. Literals escaped by the driver. */
+function historicalStatement(client: pg.ClientBase, args: HistoricalArgs): string {
+  const literal = (value: string) => client.escapeLiteral(value);
+  return `copy (
+    select json_build_object(
+      'timestamp', to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'temperature_c', temperature_c, 'humidity_rh', humidity_rh, 'pressure_hpa', pressure_hpa, 'altitude_m', altitude_m,
+      'pm1_0', pm1_0, 'pm2_5', pm2_5, 'pm10', pm10, 'co2_ppm', co2_ppm, 'co_ppm', co_ppm, 'uv_index', uv_index,
+      'quality_flag', quality_flag, 'firmware_version', firmware_version, 'module_data', module_data)
+    from readings
+    where station_id = ${literal(args.stationId)} and ts > now() - make_interval(hours => ${Math.trunc(args.hours)})
+      ${args.quality ? `and quality_flag = ${literal(args.quality)}` : ''}
+    order by ts
+  ) to stdout`;
+}
+
+/**
+ * The historical answer, streamed: 720 hours of a one-minute station is ~11 MB of JSON, which built in
+ * memory held megabytes and the event loop per request. `count` follows the readings, since it is known
+ * only at their end.
+ */
+export function streamHistorical(pool: CopyPool, args: HistoricalArgs): Promise<JsonArrayStream> {
+  const head = `{"station":${JSON.stringify(args.stationId)},"hours":${args.hours},"readings":`;
+  return copyOut(pool, (client) => historicalStatement(client, args), new JsonArrayStream(head, (count) => `,"count":${count}}`));
+}
