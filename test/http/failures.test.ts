@@ -68,12 +68,14 @@ describeEngines('every bad input is a 4xx naming what was wrong', (env) => {
     // As an older version could store: module_data nested thousands deep.
     const deep = `${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}`;
     await addStation(env().db, 'fail-deep');
+    // One timestamp for both rows: two statements see two different now()s.
+    const ts = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000).toISOString();
     await env().db.pool.query(sql.type(z.object({}))`
       insert into readings (station_id, ts, temperature_c, quality_flag, module_data)
-      values ('fail-deep', date_trunc('second', now()) - interval '1 minute', 1, 'ok', ${deep}::jsonb)
+      values ('fail-deep', ${ts}, 1, 'ok', ${deep}::jsonb)
     `);
     await env().db.pool.query(sql.type(z.object({}))`
-      insert into station_latest values ('fail-deep', date_trunc('second', now()) - interval '1 minute') on conflict (station_id) do update set ts = excluded.ts
+      insert into station_latest values ('fail-deep', ${ts}) on conflict (station_id) do update set ts = excluded.ts
     `);
     for (const path of ['/api/v1/stations/?output=geojson', '/api/v1/data/latest/?station=fail-deep']) {
       const response = await env().get(path, { headers: { Origin: 'https://example.org' } });

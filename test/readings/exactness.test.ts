@@ -80,8 +80,9 @@ describeEngines(
       this.timeout(120_000);
       const { db } = env();
       const key = await stationWithKey(env(), 'ex-lock');
-      assert.equal((await postBatch(env(), key, { station_id: 'ex-lock', readings: batch(daysAgo(6), 600, 2) })).status, 201);
-      const backfill = batch(daysAgo(6), 600, 2, 1);
+      const base = daysAgo(6);
+      assert.equal((await postBatch(env(), key, { station_id: 'ex-lock', readings: batch(base, 600, 2) })).status, 201);
+      const backfill = batch(base, 600, 2, 1);
       if (env().engine === 'timescale') await assertBelowWatermarks(db.pool, backfill.at(-1)!.timestamp);
       const release = await holdRefreshLock(env().databaseUrl);
       let held = true;
@@ -112,10 +113,11 @@ describeEngines(
       this.timeout(120_000);
       const { db } = env();
       const key = await stationWithKey(env(), 'ex-term');
-      assert.equal((await postBatch(env(), key, { station_id: 'ex-term', readings: batch(daysAgo(9), 500, 3) })).status, 201);
+      const base = daysAgo(9);
+      assert.equal((await postBatch(env(), key, { station_id: 'ex-term', readings: batch(base, 500, 3) })).status, 201);
       const release = await holdRefreshLock(env().databaseUrl);
       try {
-        const posted = postBatch(env(), key, { station_id: 'ex-term', readings: batch(daysAgo(9), 500, 3, 1) });
+        const posted = postBatch(env(), key, { station_id: 'ex-term', readings: batch(base, 500, 3, 1) });
         if (env().engine === 'timescale') {
           // Wait until the refresh after the commit is waiting for the lock, then end its backend.
           const terminated = await eventually(async () => {
@@ -140,10 +142,11 @@ describeEngines(
       this.timeout(120_000);
       const { db } = env();
       const key = await stationWithKey(env(), 'ex-flag');
-      const from = daysAgo(4, 6 * 60);
-      const to = daysAgo(3, 18 * 60);
+      const base = daysAgo(5);
+      const from = new Date(Date.parse(base) + 30 * 3_600_000).toISOString();
+      const to = new Date(Date.parse(base) + 66 * 3_600_000).toISOString();
       // Four clients send overlapping windows while the operator marks the middle of them invalid.
-      const sends = [0, 1, 2, 3].map((c) => postBatch(env(), key, { station_id: 'ex-flag', readings: batch(daysAgo(5), 1200, 3 + (c % 2), c % 2) }));
+      const sends = [0, 1, 2, 3].map((c) => postBatch(env(), key, { station_id: 'ex-flag', readings: batch(base, 1200, 3 + (c % 2), c % 2) }));
       const override = recordOverride(db, { stationId: 'ex-flag', from, to, flag: 'invalid', reason: 'sensor head replaced' });
       const results = await Promise.all(sends);
       assert.deepEqual(results.map((r) => r.status), [201, 201, 201, 201]);
