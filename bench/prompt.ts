@@ -29,6 +29,10 @@ await eachEngine('prompt', async (engine, databaseUrl) => {
     // The year ends two days ago: history, below every watermark once materialised.
     const end = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000;
     const bodies = chunk(benchRows(minutes, end - minutes * 60_000), 10_000).map((readings) => JSON.stringify({ station_id: 'prompt-01', readings }));
+    const url = `${serve.url}/api/v1/data/aggregate/?station=prompt-01&period=day`;
+    // The reader has asked before (a dashboard, a script's earlier run): what is timed is the first
+    // request after the upload, not this client's own first request.
+    await fetch(url).then((response) => response.arrayBuffer());
     const uploadStarted = performance.now();
     for (const body of bodies) {
       const response = await fetch(`${serve.url}/api/v1/ingest/environmental/`, {
@@ -38,7 +42,6 @@ await eachEngine('prompt', async (engine, databaseUrl) => {
       await response.arrayBuffer();
     }
     const uploadSeconds = (performance.now() - uploadStarted) / 1000;
-    const url = `${serve.url}/api/v1/data/aggregate/?station=prompt-01&period=day`;
     const first = await timedFetch(url);
     const second = await timedFetch(url);
     const warm: number[] = [];

@@ -9,6 +9,8 @@ import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollup
 export type Db = {
   /** Typed queries. */
   pool: DatabasePool;
+  /** Connections of `pool`. */
+  poolSize: number;
   /** Ingest's own connections (COPY into readings): never taken by reads or downloads. */
   ingestPool: CopyPool;
   /** Downloads' connections (COPY to the client), each bounded by DOWNLOAD_TIMEOUT_MS. */
@@ -142,6 +144,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
       : noRefresh;
   return {
     pool,
+    poolSize: options.poolSize,
     ingestPool,
     streamPool,
     engine,

@@ -6,6 +6,7 @@ import { copyText } from '../db/copyText.js';
 import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
 import { overriddenFlag, overridesSql, stationLockSql } from './overrides.js';
+import { warmUpAfterRefresh } from './warmUp.js';
 import type { QualityFlag } from './quality.js';
 
 /** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
@@ -71,9 +72,12 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
   const inserted = await retryOnConflict(() => copyReadings(db.ingestPool, stationId, unique));
   let refreshed = true;
   if (inserted.first !== null && Date.parse(inserted.first) < horizon()) {
-    await db.rollups.refresh().catch(() => {
-      refreshed = false;
-    });
+    await db.rollups.refresh().then(
+      () => warmUpAfterRefresh(db),
+      () => {
+        refreshed = false;
+      },
+    );
   }
   return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted, refreshed };
 }
