@@ -56,6 +56,9 @@ export function addIngestRoutes(api: Api): void {
       if (!ctx.is('application/json', '+json')) {
         throw unsupportedMediaType(`the request body must be application/json, not ${ctx.request.type || 'missing'}`);
       }
+      // Content codings are case-insensitive (RFC 9110); the decoder only knows them in lower case.
+      const encoding = ctx.req.headers['content-encoding'];
+      if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase();
       await readJson(ctx, async () => {});
       const body = parseInput(ingestBodySchema, ctx.request.body as Record<string, unknown>, 'body');
       if (body.readings.length > config.ingestMaxReadings) {

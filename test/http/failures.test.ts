@@ -58,7 +58,7 @@ describeEngines('every bad input is a 4xx naming what was wrong', (env) => {
     await assertProblem(await post(env(), key, gzipSync(body).subarray(0, 20), { 'Content-Encoding': 'gzip' }), 400);
     await assertProblem(await post(env(), key, Buffer.from('{}'), { 'Content-Encoding': 'br' }), 400);
     assert.equal((await post(env(), key, brotliCompressSync(body), { 'Content-Encoding': 'br' })).status, 201);
-    const again = await post(env(), key, gzipSync(body), { 'Content-Encoding': 'gzip' });
+    const again = await post(env(), key, gzipSync(body), { 'Content-Encoding': 'GZip' });
     const text = await again.text();
     assert.equal(again.status, 201, text);
     assert.equal((JSON.parse(text) as { duplicates: number }).duplicates, 1);
