@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import type { CopyPool } from './pool.js';
+import { copyClientError, type CopyPool } from './pool.js';
 
 /**
  * Streams `COPY ... TO STDOUT` through `into`, which is returned for the answer's body: memory stays
@@ -19,9 +19,22 @@ export async function copyOut<T extends Duplex>(pool: CopyPool, statementOf: (cl
     client.release(error as Error);
     throw error;
   }
+  // Resolved once the first row (or the end) arrives, so that a COPY failing at once (a lost connection,
+  // a statement the database refuses) is an error answer rather than a 200 cut short.
+  let flowing = false;
+  const started = new Promise<void>((resolve, reject) => {
+    copy.once('data', () => {
+      flowing = true;
+      resolve();
+    });
+    copy.once('end', () => resolve());
+    copy.once('error', (error) => reject(copyClientError(client, error)));
+  });
   copy.on('error', (error) => {
     client.release(error);
-    into.destroy(error);
+    // Before the first row nobody listens on `into` yet: the caller gets the error from the promise.
+    if (flowing) into.destroy(error);
+    else into.destroy();
   });
   copy.on('end', () => client.release());
   copy.pipe(into);
@@ -32,5 +45,6 @@ export async function copyOut<T extends Duplex>(pool: CopyPool, statementOf: (cl
     client.release(new Error('answer abandoned by the client'));
     if (pid) pool.query('select pg_cancel_backend($1)', [pid]).catch(() => {});
   });
+  await started;
   return into;
 }

@@ -28,6 +28,9 @@ export function guardStream(ctx: Context, body: Readable, limits: { deadlineMs: 
     clearInterval(timer);
     res.off('drain', onDrain);
   });
+  // The source failed after the status was sent (its connection was lost): end the connection, so that the
+  // client sees a cut answer at once instead of waiting for the rest. Koa leaves such a response open.
+  body.once('error', () => res.destroy());
 }
 
 const downloadsByClient = new Map<string, number>();
