@@ -9,16 +9,17 @@ export type HistoricalArgs = { stationId: string; hours: number; quality?: Quali
 /** Each reading as the API's JSON object, built by PostgreSQL, oldest first. Literals escaped by the driver. */
 function historicalStatement(client: pg.ClientBase, args: HistoricalArgs): string {
   const literal = (value: string) => client.escapeLiteral(value);
+  // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.
   return `copy (
-    select json_build_object(
-      'timestamp', to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'temperature_c', temperature_c, 'humidity_rh', humidity_rh, 'pressure_hpa', pressure_hpa, 'altitude_m', altitude_m,
-      'pm1_0', pm1_0, 'pm2_5', pm2_5, 'pm10', pm10, 'co2_ppm', co2_ppm, 'co_ppm', co_ppm, 'uv_index', uv_index,
-      'quality_flag', quality_flag, 'firmware_version', firmware_version, 'module_data', module_data)
-    from readings
-    where station_id = ${literal(args.stationId)} and ts > now() - make_interval(hours => ${Math.trunc(args.hours)})
-      ${args.quality ? `and quality_flag = ${literal(args.quality)}` : ''}
-    order by ts
+    select row_to_json(r) from (
+      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "timestamp",
+        temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index,
+        quality_flag, firmware_version, module_data
+      from readings
+      where station_id = ${literal(args.stationId)} and ts > now() - make_interval(hours => ${Math.trunc(args.hours)})
+        ${args.quality ? `and quality_flag = ${literal(args.quality)}` : ''}
+    ) r
+    order by r."timestamp"
   ) to stdout`;
 }
 

@@ -123,14 +123,14 @@ const aggregateJsonRow = z.object({ count: z.number(), results: z.string() });
  * Numbers print as PostgreSQL's shortest exact form, timestamps as ISO 8601 UTC with milliseconds.
  */
 export async function aggregateReadingsJson(db: CommonQueryMethods, args: AggregateArgs): Promise<{ count: number; results: string }> {
+  // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.
   return db.one(sql.type(aggregateJsonRow)`
-    select count(*)::int as count, coalesce(json_agg(json_build_object(
-      'period_start', to_char(a.period_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'count', a.count,
-      'temperature_c_mean', a.temperature_c_mean, 'temperature_c_min', a.temperature_c_min, 'temperature_c_max', a.temperature_c_max,
-      'humidity_rh_mean', a.humidity_rh_mean, 'pressure_hpa_mean', a.pressure_hpa_mean, 'pm2_5_mean', a.pm2_5_mean
-    ) order by a.period_start), '[]')::text as results
-    from (${aggregateSql(args)}) a
+    select count(*)::int as count, '[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.period_start), '') || ']' as results
+    from (
+      select to_char(a.period_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as period_start, a.count,
+        a.temperature_c_mean, a.temperature_c_min, a.temperature_c_max, a.humidity_rh_mean, a.pressure_hpa_mean, a.pm2_5_mean
+      from (${aggregateSql(args)}) a
+    ) r
   `);
 }
 
