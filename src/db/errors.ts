@@ -5,7 +5,7 @@ import {
   StatementCancelledError,
   StatementTimeoutError,
 } from 'slonik';
-import { PoolExhaustedError } from './gate.js';
+import { PoolCallTimeoutError, PoolExhaustedError } from './gate.js';
 
 /**
  * What a failure means to a client, as PostgREST's mapSQLtoHTTP decides it: 'unavailable' (the database
@@ -44,6 +44,7 @@ export function sqlState(error: unknown): string | undefined {
 export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
   for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
     if (current instanceof PoolExhaustedError) return 'busy';
+    if (current instanceof PoolCallTimeoutError) return 'timeout';
     if (current instanceof ConnectionLostError) return 'unavailable';
     if (current instanceof StatementTimeoutError || current instanceof StatementCancelledError) return 'timeout';
     if (

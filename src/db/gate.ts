@@ -43,25 +43,87 @@ export function createGate(size: number, waitMs: number): Gate {
   };
 }
 
+/** A pool call outlived its deadline (its connection is stuck): the request gets a 503 instead of hanging. */
+export class PoolCallTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`a database call did not settle within ${ms} ms`);
+    this.name = 'PoolCallTimeoutError';
+  }
+}
+
+export type GatedPool = { pool: DatabasePool; close: () => Promise<void> };
+
 /**
- * Bounds how long a caller waits for a connection of `pool` (slonik queues without limit): at most `size`
- * callers hold one at a time, and one that waits longer than `waitMs` gets PoolExhaustedError, which the
- * API answers with 503 and Retry-After instead of holding the request until the client gives up.
+ * The query pool as the service uses it, made safe around slonik's: (1) at most `size` callers hold a
+ * connection and a caller waits at most `waitMs` for one (slonik queues without limit), then gets
+ * PoolExhaustedError (503); (2) a call that has not settled `callMs` after it started is failed with
+ * PoolCallTimeoutError (503) rather than left hanging; (3) when connections stay stuck in slonik's
+ * "pending destroy" state (seen when backends are terminated at the wrong moment: each one lowers the
+ * pool's capacity for good, until every query waits forever; the family of gajus/slonik#631), the pool
+ * is replaced by a fresh one.
  */
-export function gatePool(pool: DatabasePool, size: number, waitMs: number): DatabasePool {
-  const gate = createGate(size, waitMs);
-  return new Proxy(pool, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof property !== 'string' || !gated.has(property) || typeof value !== 'function') return value;
+export function createGatedPool(
+  open: () => Promise<DatabasePool>,
+  first: DatabasePool,
+  limits: { size: number; waitMs: number; callMs: number; checkEveryMs?: number; stuckForMs?: number },
+): GatedPool {
+  const gate = createGate(limits.size, limits.waitMs);
+  let current = first;
+  let stuckSince: number | null = null;
+  let replacing = false;
+  const retired: DatabasePool[] = [];
+  const check = () => {
+    if (replacing) return;
+    const stuck = current.state().pendingDestroyConnections;
+    if (stuck === 0) {
+      stuckSince = null;
+      return;
+    }
+    stuckSince ??= Date.now();
+    if (Date.now() - stuckSince < (limits.stuckForMs ?? 5_000)) return;
+    replacing = true;
+    open()
+      .then((fresh) => {
+        retired.push(current);
+        // The old pool's stuck connections are dead already; ending it may never finish, so it is not awaited.
+        void current.end().catch(() => {});
+        current = fresh;
+        stuckSince = null;
+      })
+      .catch(() => {})
+      .finally(() => {
+        replacing = false;
+      });
+  };
+  const timer = setInterval(check, limits.checkEveryMs ?? 1_000);
+  timer.unref();
+  const pool = new Proxy(first, {
+    get(_target, property) {
+      const value = Reflect.get(current, property, current) as unknown;
+      if (typeof value !== 'function') return value;
+      if (typeof property !== 'string' || !gated.has(property)) return (value as (...a: unknown[]) => unknown).bind(current);
       return async (...args: unknown[]) => {
         await gate.acquire();
+        let deadline: NodeJS.Timeout | undefined;
         try {
-          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          return await Promise.race([
+            (value as (...a: unknown[]) => Promise<unknown>).apply(current, args),
+            new Promise<never>((_, reject) => {
+              deadline = setTimeout(() => reject(new PoolCallTimeoutError(limits.callMs)), limits.callMs);
+            }),
+          ]);
         } finally {
+          clearTimeout(deadline);
           gate.release();
         }
       };
     },
   });
+  return {
+    pool,
+    close: async () => {
+      clearInterval(timer);
+      await current.end();
+    },
+  };
 }

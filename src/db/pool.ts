@@ -3,7 +3,7 @@ import { createPool, type DatabasePool } from 'slonik';
 import type { Logger } from 'pino';
 import type { Engine } from '../config.js';
 import { ConnectionLostError, classifyDatabaseError } from './errors.js';
-import { createGate, gatePool } from './gate.js';
+import { createGate, createGatedPool } from './gate.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
@@ -52,6 +52,8 @@ export async function createSlonikPool(url: string, options: PoolOptions): Promi
     // service's pool is small and bounded.
     idleTimeout: 'DISABLE_TIMEOUT',
     captureStackTrace: false,
+    // How long ending a connection waits for its query: beyond it the connection counts as stuck.
+    gracefulTerminationTimeout: 1_000,
     typeParsers,
   });
 }
@@ -129,8 +131,13 @@ const poolWaitMs = 5_000;
 const streamWaitMs = 15_000;
 
 export async function createDb(url: string, engine: Engine, options: PoolOptions): Promise<Db> {
-  const slonikPool = await createSlonikPool(url, options);
-  const pool = gatePool(slonikPool, options.poolSize, poolWaitMs);
+  const gated = createGatedPool(() => createSlonikPool(url, options), await createSlonikPool(url, options), {
+    size: options.poolSize,
+    waitMs: poolWaitMs,
+    // Past the statement timeout the database has cancelled the query; a call still pending is stuck.
+    callMs: options.statementTimeoutMs + 5_000,
+  });
+  const pool = gated.pool;
   const ingestPool = createCopyPool(url, { size: options.ingestPoolSize ?? 4, waitMs: poolWaitMs, name: 'envmon ingest' });
   const streamPool = createCopyPool(url, {
     size: options.streamPoolSize ?? 4,
@@ -151,7 +158,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     rollups,
     close: async () => {
       await rollups.close();
-      await Promise.all([slonikPool.end(), ingestPool.end(), streamPool.end()]);
+      await Promise.all([gated.close(), ingestPool.end(), streamPool.end()]);
     },
   };
 }

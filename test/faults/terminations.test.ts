@@ -5,7 +5,7 @@ import { issueKey } from '../../src/stations/keys.js';
 import { describeEngines } from '../helpers/app.js';
 import { spawnServe } from '../helpers/cli.js';
 import { addStation } from '../helpers/readings.js';
-import { daysAgo } from '../helpers/rollups.js';
+import { daysAgo, eventually } from '../helpers/rollups.js';
 
 const appName = 'envmon-terminations';
 
@@ -30,6 +30,13 @@ describeEngines('backends terminated under concurrent ingest and reads', (env) =
     let exited = false;
     serve.child.once('exit', () => (exited = true));
 
+    // A request may fail, never hang: each has 30 s, and a timeout is recorded with its path.
+    const hung: string[] = [];
+    const timed = (path: string, init: RequestInit = {}) =>
+      fetch(`${serve.url}${path}`, { ...init, signal: AbortSignal.timeout(30_000) }).catch((error: Error & { cause?: { code?: string } }) => {
+        if (error.name === 'TimeoutError') hung.push(`${init.method ?? 'GET'} ${path}`);
+        throw error;
+      });
     const statuses = new Map<number | string, number>();
     const count = (status: number | string) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
     const acknowledged: { station: string; timestamps: string[] }[] = [];
@@ -39,7 +46,7 @@ describeEngines('backends terminated under concurrent ingest and reads', (env) =
         const start = Date.parse(daysAgo(90)) + (b * 200 + c * 37) * 60_000;
         const readings = Array.from({ length: 200 }, (_, i) => ({ timestamp: new Date(start + i * 60_000).toISOString(), temperature_c: i % 40 }));
         try {
-          const response = await fetch(`${serve.url}/api/v1/ingest/environmental/`, {
+          const response = await timed('/api/v1/ingest/environmental/', {
             method: 'POST',
             headers: { 'Content-Type': 'application/json', Authorization: `Token ${keys[c]}` },
             body: JSON.stringify({ station_id: `term-in-${c}`, readings }),
@@ -61,7 +68,7 @@ describeEngines('backends terminated under concurrent ingest and reads', (env) =
     const read = async (r: number) => {
       for (let i = 0; Date.now() < until; i++) {
         try {
-          const response = await fetch(`${serve.url}${paths[(i + r) % paths.length]}`);
+          const response = await timed(paths[(i + r) % paths.length]!);
           await response.arrayBuffer();
           count(response.status);
         } catch (error) {
@@ -82,6 +89,7 @@ describeEngines('backends terminated under concurrent ingest and reads', (env) =
     try {
       await Promise.all([...[0, 1, 2].map(ingest), ...[0, 1, 2].map(read), chaos]);
       console.log(`      ${terminated} backends terminated; statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+      assert.deepEqual(hung, [], 'requests that hung');
       assert.equal(exited, false, `the process exited: ${serve.stderr().slice(-2000)}`);
       const failures = serve.stderr().split('\n').filter((line) => line.includes('"status":500')).map((line) => line.slice(0, 2500));
       assert.equal(statuses.get(500) ?? 0, 0, `500s: ${failures.join('\n')}`);
@@ -93,8 +101,8 @@ describeEngines('backends terminated under concurrent ingest and reads', (env) =
         `);
         assert.equal(stored, timestamps.length);
       }
-      // Afterwards the service answers normally.
-      assert.equal((await fetch(`${serve.url}/api/v1/data/latest/?station=term-read`)).status, 200);
+      // Afterwards the service answers normally again, by itself.
+      await eventually(async () => assert.equal((await fetch(`${serve.url}/api/v1/data/latest/?station=term-read`)).status, 200), 30_000);
     } finally {
       await serve.stop();
     }
