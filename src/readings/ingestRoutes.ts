@@ -38,7 +38,9 @@ export function addIngestRoutes(api: Api): void {
       summary: 'Submit a batch of readings from a field station',
       description:
         'Idempotent on (station, timestamp): re-sending a batch stores nothing twice. A 201 means every accepted reading is ' +
-        `committed and already in every aggregate. At most ${config.ingestMaxReadings} readings and ${config.ingestMaxBytes} bytes per request.`,
+        'committed and, except when the rollup refresh after the commit failed (logged, healed by the service within ' +
+        'ROLLUP_HEAL_SECONDS), already in every aggregate. A row that cannot be stored is counted in errors; the others are stored. ' +
+        `At most ${config.ingestMaxReadings} readings and ${config.ingestMaxBytes} bytes per request.`,
       tag: 'Ingest',
       security: true,
       body: { contentType: 'application/json', schema: ingestDocumentedBodySchema, description: 'The batch' },
