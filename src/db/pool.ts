@@ -1,4 +1,5 @@
 import pg from 'pg';
+import './clientErrors.js';
 import { createPool, type DatabasePool } from 'slonik';
 import type { Logger } from 'pino';
 import type { Engine } from '../config.js';
