@@ -8,7 +8,13 @@ import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
 
-const isoMinutesAgo = (minutes: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - minutes * 60_000).toISOString();
+// Times relative to one anchor per test, taken at its start: a test that writes a reading at "a minute
+// ago" and later expects it must not see the clock's minute turn in between.
+let anchor = Date.now();
+const anchorNow = () => {
+  anchor = Math.floor(Date.now() / 60_000) * 60_000;
+};
+const isoMinutesAgo = (minutes: number) => new Date(anchor - minutes * 60_000).toISOString();
 
 const oracleRow = z.object({
   period_start: z.string(),
@@ -22,6 +28,7 @@ const oracleRow = z.object({
 });
 
 describeEngines('GET /data/latest/ and /data/historical/', (env) => {
+  beforeEach(anchorNow);
   it('gives the latest reading with its module_data, 400 without station, 404 for unknown or empty stations', async () => {
     const key = await stationWithKey(env(), 'rd-latest');
     await postBatch(env(), key, {
@@ -91,6 +98,7 @@ describeEngines('GET /data/latest/ and /data/historical/', (env) => {
 });
 
 describeEngines('default station', (env) => {
+  beforeEach(anchorNow);
   it('uses DEFAULT_STATION where api.md allows a default, never for latest', async () => {
     await addStation(env().db, 'home-01');
     await storeReadings(env().db, 'home-01', makeReadings(3, isoMinutesAgo(10), 1));
@@ -216,6 +224,7 @@ describeEngines('GET /data/aggregate/', (env) => {
 });
 
 describeEngines('GET /data/compare/', (env) => {
+  beforeEach(anchorNow);
   it('chooses the bucket width from hours', async () => {
     const expected: [number, number][] = [[1, 60], [12, 60], [13, 300], [60, 300], [61, 900], [180, 900], [181, 3600], [720, 3600]];
     await addStation(env().db, 'cmp-w');
