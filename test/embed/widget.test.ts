@@ -9,10 +9,18 @@ import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { makeReadings } from '../helpers/readings.js';
 
 const chromiumPath = '/usr/bin/chromium';
-const minutesAgo = (m: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 - m * 60_000).toISOString();
+// Minutes before one anchor, taken when each test (and the data hook) starts: a reading written "22
+// minutes ago" must still be that when the test looks for it on the page.
+let anchor = 0;
+const anchorNow = () => {
+  anchor = Math.floor(Date.now() / 60_000) * 60_000;
+};
+const minutesAgo = (m: number) => new Date(anchor - m * 60_000).toISOString();
 
 describeEngines('GET /embed/station/{station_id}/', (env) => {
+  beforeEach(anchorNow);
   before(async () => {
+    anchorNow();
     await upsertStation(env().db.pool, {
       station_id: 'emb-01', name: 'Col <b>"Lautaret"</b> & co', location_name: 'Alps', altitude_m: 2058, latitude: 45, longitude: 6, status: 'active',
     });
