@@ -5,7 +5,7 @@ import { startEmbeddedPostgres } from './embedded.js';
 import { resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import pg from 'pg';
-import { createDb, createSlonikPool, withUtc, type Db } from './pool.js';
+import { createDb, createSlonikPool, poolOptionsFrom, withUtc, type Db } from './pool.js';
 import { classifyDatabaseError } from './errors.js';
 
 /** One line an operator can act on; main prints it and exits non-zero. */
@@ -42,14 +42,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     } finally {
       await migrator.end();
     }
-    const db = await createDb(url, engine, {
-      poolSize: config.poolSize,
-      statementTimeoutMs: config.statementTimeoutMs,
-      copyTimeoutMs: config.downloadTimeoutMs,
-      ingestPoolSize: config.ingestPoolSize,
-      streamPoolSize: config.streamPoolSize,
-      log,
-    });
+    const db = await createDb(url, engine, poolOptionsFrom(config, log));
     return {
       db,
       close: async () => {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import './clientErrors.js';
 import { createPool, type DatabasePool } from 'slonik';
 import type { Logger } from 'pino';
-import type { Engine } from '../config.js';
+import type { Config, Engine } from '../config.js';
 import { ConnectionLostError, classifyDatabaseError } from './errors.js';
 import { createGate, createGatedPool } from './gate.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
@@ -42,6 +42,18 @@ export type PoolOptions = {
   /** Where the rollup refresher reports failures. */
   log?: Logger;
 };
+
+/** The service's pool options, from its settings: one place for the server and the tests. */
+export function poolOptionsFrom(config: Config, log?: Logger): PoolOptions {
+  return {
+    poolSize: config.poolSize,
+    statementTimeoutMs: config.statementTimeoutMs,
+    copyTimeoutMs: config.downloadTimeoutMs,
+    ingestPoolSize: config.ingestPoolSize,
+    streamPoolSize: config.streamPoolSize,
+    log,
+  };
+}
 
 /** Creates the slonik pool and the COPY pool; neither connects until first used. */
 export async function createSlonikPool(url: string, options: PoolOptions): Promise<DatabasePool> {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { sql } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { retryOnConflict } from '../db/errors.js';
@@ -10,14 +10,20 @@ import type { QualityFlag } from './quality.js';
  * shared while it writes (batches of a station still run side by side), an override holds it alone.
  * So a batch either commits before the override and is re-flagged by it, or starts after and sees it.
  */
-export const stationLockSpace = 7_301_946;
+const stationLockSpace = 7_301_946;
 
 export function stationLockSql(client: pg.ClientBase, stationId: string, mode: 'shared' | 'exclusive'): string {
   const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
   return `select ${lock}(${stationLockSpace}, hashtext(${client.escapeLiteral(stationId)}))`;
 }
 
-export type Override = { from_ts: string; to_ts: string; flag: QualityFlag };
+/** Takes the station's lock alone, for the transaction: no batch of the station writes meanwhile. */
+export async function lockStationExclusively(tx: CommonQueryMethods, stationId: string): Promise<void> {
+  await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${stationId}))`);
+}
+
+/** An override as the writing transaction reads it (the driver's Dates). */
+export type Override = { from_ts: Date; to_ts: Date; flag: QualityFlag };
 
 /** The station's overrides that reach into [first, last], oldest first, as SQL for the writing transaction. */
 export function overridesSql(client: pg.ClientBase, stationId: string, first: string, last: string): string {
@@ -27,7 +33,7 @@ export function overridesSql(client: pg.ClientBase, stationId: string, first: st
 }
 
 /** The flag a reading at `ts` must carry: that of the newest override covering it, else its own. */
-export function overriddenFlag(overrides: readonly { from_ts: Date; to_ts: Date; flag: QualityFlag }[], ts: string, own: QualityFlag): QualityFlag {
+export function overriddenFlag(overrides: readonly Override[], ts: string, own: QualityFlag): QualityFlag {
   const at = Date.parse(ts);
   for (let i = overrides.length - 1; i >= 0; i--) {
     const o = overrides[i]!;
@@ -48,7 +54,7 @@ export type OverrideArgs = { stationId: string; from: string; to: string; flag: 
 export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ changed: number; refreshed: boolean }> {
   const result = await retryOnConflict(() =>
     db.pool.transaction(async (tx) => {
-      await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${args.stationId}))`);
+      await lockStationExclusively(tx, args.stationId);
       await tx.query(sql.type(z.object({}))`
         insert into quality_overrides (station_id, from_ts, to_ts, flag, reason)
         values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason})
@@ -63,11 +69,8 @@ export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ chan
       `);
     }),
   );
-  let refreshed = true;
   // Even when nothing changed now, an earlier run of the same override may have failed before its refresh.
-  await db.rollups.refresh().catch(() => {
-    refreshed = false;
-  });
+  const refreshed = await db.rollups.refresh().then(() => true, () => false);
   return { changed: result.changed, refreshed };
 }
 

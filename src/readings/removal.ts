@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { retryOnConflict } from '../db/errors.js';
-import { stationLockSpace } from './overrides.js';
+import { lockStationExclusively } from './overrides.js';
 
 const removed = z.object({ deleted: z.number() });
 
@@ -15,7 +15,7 @@ const removed = z.object({ deleted: z.number() });
 export async function deleteReadings(db: Db, args: { stationId: string; from: string; to: string }): Promise<{ deleted: number; refreshed: boolean }> {
   const result = await retryOnConflict(() =>
     db.pool.transaction(async (tx) => {
-      await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${args.stationId}))`);
+      await lockStationExclusively(tx, args.stationId);
       const row = await tx.one(sql.type(removed)`
         with gone as (
           delete from readings where station_id = ${args.stationId} and ts between ${args.from} and ${args.to} returning 1
@@ -33,9 +33,6 @@ export async function deleteReadings(db: Db, args: { stationId: string; from: st
       return row;
     }),
   );
-  let refreshed = true;
-  await db.rollups.refresh().catch(() => {
-    refreshed = false;
-  });
+  const refreshed = await db.rollups.refresh().then(() => true, () => false);
   return { deleted: result.deleted, refreshed };
 }

@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { copyText } from '../db/copyText.js';
 import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
-import { overriddenFlag, overridesSql, stationLockSql } from './overrides.js';
+import { overriddenFlag, overridesSql, stationLockSql, type Override } from './overrides.js';
 import { warmUpAfterRefresh } from './warmUp.js';
 import type { QualityFlag } from './quality.js';
 
@@ -98,7 +98,7 @@ async function copyReadings(pool: CopyPool, stationId: string, readings: NewRead
     const opened = (await client.query(
       `begin; ${stationLockSql(client, stationId, 'shared')}; ${overridesSql(client, stationId, first, last)}; savepoint direct`,
     )) as unknown as pg.QueryResult[];
-    const overrides = opened[2]!.rows as { from_ts: Date; to_ts: Date; flag: QualityFlag }[];
+    const overrides = opened[2]!.rows as Override[];
     const station = copyText(stationId);
     const text = readings
       .map((r) => copyLine(station, overrides.length === 0 ? r : { ...r, quality_flag: overriddenFlag(overrides, r.ts, r.quality_flag) }))

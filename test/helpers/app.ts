@@ -1,6 +1,6 @@
 import type { Engine } from '../../src/config.js';
 import { parseConfig, type Config } from '../../src/config.js';
-import { createDb, type Db } from '../../src/db/pool.js';
+import { createDb, poolOptionsFrom, type Db } from '../../src/db/pool.js';
 import { createApp } from '../../src/http/app.js';
 import { listen } from '../../src/http/server.js';
 import { pino } from 'pino';
@@ -38,14 +38,7 @@ export async function startTestApp(
     ...settings,
   });
   const log = pino({ level: config.logLevel });
-  const db = await createDb(databaseUrl, engine, {
-    poolSize: config.poolSize,
-    statementTimeoutMs: config.statementTimeoutMs,
-    copyTimeoutMs: config.downloadTimeoutMs,
-    ingestPoolSize: config.ingestPoolSize,
-    streamPoolSize: config.streamPoolSize,
-    log,
-  });
+  const db = await createDb(databaseUrl, engine, poolOptionsFrom(config, log));
   // As `envmon serve` does.
   db.rollups.startHealing(config.rollupHealSeconds * 1000);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;

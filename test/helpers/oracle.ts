@@ -10,6 +10,7 @@ const oracleRow = z.object({
   temperature_c_min: z.number().nullable(),
   temperature_c_max: z.number().nullable(),
   humidity_rh_mean: z.number().nullable(),
+  pressure_hpa_mean: z.number().nullable(),
   pm2_5_mean: z.number().nullable(),
 });
 type OracleRow = z.infer<typeof oracleRow>;
@@ -21,7 +22,7 @@ export function rawAggregate(db: CommonQueryMethods, station: string, period: Pe
   return db.any(sql.type(oracleRow)`
     select date_trunc(${period}, ts, 'UTC') as period_start, count(*)::int as count,
       avg(temperature_c) as temperature_c_mean, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max,
-      avg(humidity_rh) as humidity_rh_mean, avg(pm2_5) as pm2_5_mean
+      avg(humidity_rh) as humidity_rh_mean, avg(pressure_hpa) as pressure_hpa_mean, avg(pm2_5) as pm2_5_mean
     from readings
     where station_id = ${station}
       ${quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``}

@@ -6,6 +6,7 @@ import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { rawAggregate } from '../helpers/oracle.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
 
 // Times relative to one anchor per test, taken at its start: a test that writes a reading at "a minute
@@ -15,17 +16,6 @@ const anchorNow = () => {
   anchor = Math.floor(Date.now() / 60_000) * 60_000;
 };
 const isoMinutesAgo = (minutes: number) => new Date(anchor - minutes * 60_000).toISOString();
-
-const oracleRow = z.object({
-  period_start: z.string(),
-  count: z.number(),
-  temperature_c_mean: z.number().nullable(),
-  temperature_c_min: z.number().nullable(),
-  temperature_c_max: z.number().nullable(),
-  humidity_rh_mean: z.number().nullable(),
-  pressure_hpa_mean: z.number().nullable(),
-  pm2_5_mean: z.number().nullable(),
-});
 
 describeEngines('GET /data/latest/ and /data/historical/', (env) => {
   beforeEach(anchorNow);
@@ -121,18 +111,7 @@ describeEngines('GET /data/aggregate/', (env) => {
   });
 
   /** The oracle: a GROUP BY over the raw readings with the same date filter and UTC buckets. */
-  const oracle = (period: Period, quality?: string, from?: string, to?: string) =>
-    env().db.pool.any(sql.type(oracleRow)`
-      select date_trunc(${period}, ts, 'UTC') as period_start, count(*)::int as count,
-        avg(temperature_c) as temperature_c_mean, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max,
-        avg(humidity_rh) as humidity_rh_mean, avg(pressure_hpa) as pressure_hpa_mean, avg(pm2_5) as pm2_5_mean
-      from readings
-      where station_id = ${station}
-        ${quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``}
-        ${from ? sql.fragment`and ts >= ${from}::date::timestamptz` : sql.fragment``}
-        ${to ? sql.fragment`and ts < (${to}::date + 1)::timestamptz` : sql.fragment``}
-      group by 1 order by 1
-    `);
+  const oracle = (period: Period, quality?: string, from?: string, to?: string) => rawAggregate(env().db.pool, station, period, quality, { from, to });
 
   const compare = async (period: Period, quality?: string, from?: string, to?: string) => {
     const params = new URLSearchParams({ station, period, ...(quality ? { quality } : {}), ...(from ? { from_date: from } : {}), ...(to ? { to_date: to } : {}) });
