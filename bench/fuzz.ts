@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config.js';
 import { createDb } from '../src/db/pool.js';
-import { createApp } from '../src/http/app.js';
+import { createApp } from '../src/app.js';
 import { listen } from '../src/http/server.js';
 import { issueKey } from '../src/stations/keys.js';
 import { upsertStation } from '../src/stations/queries.js';

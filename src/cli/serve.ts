@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
-import { createApp } from '../http/app.js';
+import { createApp } from '../app.js';
 import { listen } from '../http/server.js';
 import { createRedis } from '../db/redis.js';
 import { warmUpReads } from '../readings/warmUp.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateSchema } from '../readings/schema.js';
+import { dateSchema } from '../http/params.js';
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be a slug: lowercase letters, digits and dashes');
 const text = z.string().min(1, 'must not be empty');

@@ -3,8 +3,46 @@ import { z } from 'zod';
 
 export const pageSize = 20;
 
-const pageRow = z.object({ total: z.number(), items: z.array(z.record(z.unknown())) });
-export type Page = { total: number; items: Record<string, unknown>[] };
+// Rows are built as jsonb by PostgreSQL (one query per list, nested links included); these schemas are
+// what slonik checks each row against, and the types the shapes work from.
+const linkedProgramme = z.object({ slug: z.string(), title: z.string() });
+
+const noteRow = z.object({
+  slug: z.string(), title: z.string(), note_type: z.string(), date: z.string(), location: z.string(), summary: z.string(),
+  latitude: z.number().nullable(), longitude: z.number().nullable(), altitude_m: z.number().nullable(),
+  tags: z.array(z.string()), programmes: z.array(linkedProgramme),
+  body: z.string().optional(),
+});
+export type NoteRow = z.infer<typeof noteRow>;
+
+const publicationRow = z.object({
+  id: z.number(), title: z.string(), authors: z.string(), journal: z.string(), year: z.number(),
+  pub_type: z.string(), provenance: z.string(), doi: z.string().nullable(), open_access_url: z.string().nullable(),
+  abstract: z.string().nullable(), plain_language_summary: z.string().nullable(),
+  linked_authors: z.array(z.object({ slug: z.string(), name: z.string(), role: z.string(), orcid: z.string().nullable() })),
+});
+export type PublicationRow = z.infer<typeof publicationRow>;
+
+const teamRow = z.object({
+  slug: z.string(), name: z.string(), role: z.string(), orcid: z.string().nullable(), research_areas: z.array(z.string()),
+  linked_programmes: z.array(linkedProgramme),
+});
+export type TeamRow = z.infer<typeof teamRow>;
+
+const researchRow = z.object({
+  slug: z.string(), title: z.string(), status: z.string(), summary: z.string(),
+  instruments: z.array(z.object({ slug: z.string(), name: z.string() })),
+  team: z.array(z.object({ slug: z.string(), name: z.string(), role: z.string() })),
+  publications: z.array(z.object({ id: z.number(), title: z.string(), year: z.number() })),
+});
+export type ResearchRow = z.infer<typeof researchRow>;
+
+const educationRow = z.object({ slug: z.string(), title: z.string(), programme_type: z.string(), summary: z.string() });
+export type EducationRow = z.infer<typeof educationRow>;
+
+export type Page<T> = { total: number; items: T[] };
+const pageOf = <T extends z.ZodTypeAny>(item: T) => z.object({ total: z.number(), items: z.array(item) });
+const listOf = <T extends z.ZodTypeAny>(item: T) => z.object({ items: z.array(item) });
 
 const where = (conditions: FragmentSqlToken[]) =>
   conditions.length ? sql.fragment`where ${sql.join(conditions, sql.fragment` and `)}` : sql.fragment``;
@@ -20,7 +58,7 @@ const noteColumns = sql.fragment`
 export type NoteFilter = { type?: string; programme?: string; from?: string; geotagged?: boolean };
 
 /** One page of notes, newest first, with the number of notes matching the filter; one query. */
-export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page> {
+export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page<NoteRow>> {
   const conditions: FragmentSqlToken[] = [];
   if (filter.type) conditions.push(sql.fragment`n.note_type = ${filter.type}`);
   if (filter.programme) {
@@ -28,18 +66,18 @@ export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page
   }
   if (filter.from) conditions.push(sql.fragment`n.date >= ${filter.from}::date`);
   if (filter.geotagged) conditions.push(sql.fragment`n.latitude is not null and n.longitude is not null`);
-  return db.one(sql.type(pageRow)`
+  return db.one(sql.type(pageOf(noteRow))`
     with filtered as not materialized (select n.* from notes n ${where(conditions)})
     select (select count(*) from filtered) as total,
       coalesce((select jsonb_agg(to_jsonb(p)) from (
         select ${noteColumns} from filtered f order by f.date desc, f.slug limit ${pageSize} offset ${(page - 1) * pageSize}
       ) p), '[]') as items
-  `) as Promise<Page>;
+  `);
 }
 
 /** One note with its body, or null. */
-export async function findNote(db: CommonQueryMethods, slug: string): Promise<Record<string, unknown> | null> {
-  return db.maybeOneFirst(sql.type(z.object({ note: z.record(z.unknown()) }))`
+export async function findNote(db: CommonQueryMethods, slug: string): Promise<NoteRow | null> {
+  return db.maybeOneFirst(sql.type(z.object({ note: noteRow }))`
     select to_jsonb(p) as note from (select ${noteColumns}, f.body from notes f where f.slug = ${slug}) p
   `);
 }
@@ -56,31 +94,29 @@ const publicationColumns = sql.fragment`
 export type PublicationFilter = { pubType?: string; provenance?: string; year?: number };
 
 /** One page of publications, newest year first then id descending, with the total; one query. */
-export async function listPublications(db: CommonQueryMethods, filter: PublicationFilter, page: number): Promise<Page> {
+export async function listPublications(db: CommonQueryMethods, filter: PublicationFilter, page: number): Promise<Page<PublicationRow>> {
   const conditions: FragmentSqlToken[] = [];
   if (filter.pubType) conditions.push(sql.fragment`p.pub_type = ${filter.pubType}`);
   if (filter.provenance) conditions.push(sql.fragment`p.provenance = ${filter.provenance}`);
   if (filter.year !== undefined) conditions.push(sql.fragment`p.year = ${filter.year}`);
-  return db.one(sql.type(pageRow)`
+  return db.one(sql.type(pageOf(publicationRow))`
     with filtered as not materialized (select p.* from publications p ${where(conditions)})
     select (select count(*) from filtered) as total,
       coalesce((select jsonb_agg(to_jsonb(x)) from (
         select ${publicationColumns} from filtered f order by f.year desc, f.id desc limit ${pageSize} offset ${(page - 1) * pageSize}
       ) x), '[]') as items
-  `) as Promise<Page>;
+  `);
 }
 
-export async function findPublication(db: CommonQueryMethods, id: number): Promise<Record<string, unknown> | null> {
-  return db.maybeOneFirst(sql.type(z.object({ publication: z.record(z.unknown()) }))`
+export async function findPublication(db: CommonQueryMethods, id: number): Promise<PublicationRow | null> {
+  return db.maybeOneFirst(sql.type(z.object({ publication: publicationRow }))`
     select to_jsonb(x) as publication from (select ${publicationColumns} from publications f where f.id = ${id}) x
   `);
 }
 
-const recordsRow = z.object({ items: z.array(z.record(z.unknown())) });
-
 /** The team in the import's order, each with the programmes they work on. */
-export async function listTeam(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
-  return (await db.oneFirst(sql.type(recordsRow)`
+export async function listTeam(db: CommonQueryMethods): Promise<TeamRow[]> {
+  return db.oneFirst(sql.type(listOf(teamRow))`
     select coalesce(jsonb_agg(to_jsonb(x) order by x.position, x.slug), '[]') as items from (
       select t.slug, t.name, t.role, t.orcid, t.research_areas, t.position,
         coalesce((
@@ -89,7 +125,7 @@ export async function listTeam(db: CommonQueryMethods): Promise<Record<string, u
         ), '[]') as linked_programmes
       from team_members t
     ) x
-  `)) as Record<string, unknown>[];
+  `);
 }
 
 const programmeColumns = sql.fragment`
@@ -101,24 +137,24 @@ const programmeColumns = sql.fragment`
   coalesce((select jsonb_agg(jsonb_build_object('id', p.id, 'title', p.title, 'year', p.year) order by p.year desc, p.id desc)
     from publication_programmes pp join publications p on p.id = pp.publication_id where pp.programme_slug = r.slug), '[]') as publications`;
 
-export async function listResearch(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
-  return (await db.oneFirst(sql.type(recordsRow)`
+export async function listResearch(db: CommonQueryMethods): Promise<ResearchRow[]> {
+  return db.oneFirst(sql.type(listOf(researchRow))`
     select coalesce(jsonb_agg(to_jsonb(x) order by x.position, x.slug), '[]') as items
     from (select ${programmeColumns} from research_programmes r) x
-  `)) as Record<string, unknown>[];
+  `);
 }
 
-export async function findResearch(db: CommonQueryMethods, slug: string): Promise<Record<string, unknown> | null> {
-  return db.maybeOneFirst(sql.type(z.object({ programme: z.record(z.unknown()) }))`
+export async function findResearch(db: CommonQueryMethods, slug: string): Promise<ResearchRow | null> {
+  return db.maybeOneFirst(sql.type(z.object({ programme: researchRow }))`
     select to_jsonb(x) as programme from (select ${programmeColumns} from research_programmes r where r.slug = ${slug}) x
   `);
 }
 
-export async function listEducation(db: CommonQueryMethods): Promise<Record<string, unknown>[]> {
-  return (await db.oneFirst(sql.type(recordsRow)`
+export async function listEducation(db: CommonQueryMethods): Promise<EducationRow[]> {
+  return db.oneFirst(sql.type(listOf(educationRow))`
     select coalesce(jsonb_agg(to_jsonb(e) order by e.position, e.slug), '[]') as items
     from (select slug, title, programme_type, summary, position from education_programmes) e
-  `)) as Record<string, unknown>[];
+  `);
 }
 
 const activityRow = z.object({ type: z.enum(['note', 'publication']), key: z.string(), title: z.string(), date: z.string(), summary: z.string() });

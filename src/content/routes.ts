@@ -2,7 +2,7 @@ import { addRoute, type Api } from '../http/route.js';
 import { paginate } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
-import { shapeFeatureCollection, featureCollectionSchema } from '../stations/shape.js';
+import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
 import {
   findNote, findPublication, findResearch, listActivity, listEducation, listNotes, listPublications, listResearch,
   listTeam, pageSize, searchContent,
@@ -87,7 +87,7 @@ export function addContentRoutes(api: Api): void {
       const body = paginate(ctx, config.publicUrl, found.total, query.page, pageSize, found.items.map((n) => shapeNote(config, n)));
       if (geojson) {
         ctx.type = 'application/geo+json';
-        ctx.body = shapeFeatureCollection(body.results as { latitude: number | null; longitude: number | null; altitude_m: number | null; slug?: unknown }[], (n) => String(n.slug));
+        ctx.body = shapeFeatureCollection(body.results, (n) => n.slug);
         return;
       }
       ctx.body = body;
@@ -149,7 +149,7 @@ export function addContentRoutes(api: Api): void {
     async (ctx, { params }) => {
       const publication = await findPublication(db.pool, params.id);
       if (!publication) throw notFound(`no publication with id ${params.id}`);
-      const shaped = shapePublication(config, publication) as Parameters<typeof publicationRis>[0];
+      const shaped = shapePublication(config, publication);
       ctx.type = 'application/x-research-info-systems; charset=utf-8';
       ctx.set('Content-Disposition', `attachment; filename="envmon-publication-${params.id}.ris"`);
       ctx.body = publicationRis(shaped);

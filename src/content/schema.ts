@@ -1,5 +1,5 @@
 import { z } from '../http/zod.js';
-import { clampedInteger, dateSchema } from '../readings/schema.js';
+import { clampedInteger, dateSchema } from '../http/params.js';
 import { noteTypes, provenances, pubTypes } from './importSchema.js';
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be a slug: lowercase letters, digits and dashes');

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { ActivityRow, SearchRow, StatsRow } from './queries.js';
+import type { ActivityRow, EducationRow, NoteRow, PublicationRow, ResearchRow, SearchRow, StatsRow, TeamRow } from './queries.js';
 
 export const pubTypeLabels: Record<string, string> = {
   'peer-reviewed': 'Peer-reviewed article', preprint: 'Preprint', report: 'Report', 'data-paper': 'Data paper', 'public-writing': 'Public writing',
@@ -13,7 +13,6 @@ export const searchTypeLabels: Record<string, string> = {
 };
 
 type Urls = Pick<Config, 'publicUrl' | 'baseUrl'>;
-type Row = Record<string, unknown>;
 
 /** Where each kind of record lives: `url` on the site, `api_url` in this API. */
 export const links = (c: Urls) => ({
@@ -27,58 +26,58 @@ export const links = (c: Urls) => ({
   instrument: (slug: string) => ({ url: `${c.publicUrl}/research/instruments/${slug}/` }),
 });
 
-const programmeLinks = (c: Urls, programmes: unknown) =>
-  (programmes as { slug: string; title: string }[]).map((p) => ({ slug: p.slug, title: p.title, ...links(c).research(p.slug) }));
+const programmeLinks = (c: Urls, programmes: NoteRow['programmes']) =>
+  programmes.map((p) => ({ slug: p.slug, title: p.title, ...links(c).research(p.slug) }));
 
 // Items are built field by field: rows arrive as jsonb, whose keys come in no useful order.
-export function shapeNote(c: Urls, row: Row): Row {
+export function shapeNote(c: Urls, row: NoteRow) {
   return {
     slug: row.slug, title: row.title, note_type: row.note_type, date: row.date, location: row.location, summary: row.summary,
     latitude: row.latitude, longitude: row.longitude, altitude_m: row.altitude_m, tags: row.tags,
-    ...links(c).note(row.slug as string),
+    ...links(c).note(row.slug),
     programmes: programmeLinks(c, row.programmes),
     ...(row.body === undefined ? {} : { body: row.body }),
   };
 }
 
-export function shapePublication(c: Urls, row: Row): Row {
+export function shapePublication(c: Urls, row: PublicationRow) {
   return {
     id: row.id, title: row.title, authors: row.authors, journal: row.journal, year: row.year,
-    pub_type: row.pub_type, pub_type_label: pubTypeLabels[row.pub_type as string],
-    provenance: row.provenance, provenance_label: provenanceLabels[row.provenance as string],
+    pub_type: row.pub_type, pub_type_label: pubTypeLabels[row.pub_type],
+    provenance: row.provenance, provenance_label: provenanceLabels[row.provenance],
     doi: row.doi, open_access_url: row.open_access_url, abstract: row.abstract, plain_language_summary: row.plain_language_summary,
-    ...links(c).publication(row.id as number),
-    linked_authors: (row.linked_authors as { slug: string; name: string; role: string; orcid: string | null }[]).map((a) => ({
+    ...links(c).publication(row.id),
+    linked_authors: row.linked_authors.map((a) => ({
       name: a.name, role: a.role, orcid: a.orcid, url: links(c).team(a.slug).url,
     })),
   };
 }
 
-export function shapeTeamMember(c: Urls, row: Row): Row {
+export function shapeTeamMember(c: Urls, row: TeamRow) {
   return {
     name: row.name, slug: row.slug, role: row.role, orcid: row.orcid, research_areas: row.research_areas,
-    linked_programmes: programmeLinks(c, row.linked_programmes), ...links(c).team(row.slug as string),
+    linked_programmes: programmeLinks(c, row.linked_programmes), ...links(c).team(row.slug),
   };
 }
 
-export function shapeResearch(c: Urls, row: Row): Row {
+export function shapeResearch(c: Urls, row: ResearchRow) {
   return {
     slug: row.slug, title: row.title, status: row.status, summary: row.summary,
-    ...links(c).research(row.slug as string),
-    instruments: (row.instruments as Row[]).map((i) => ({ slug: i.slug, name: i.name })),
-    team: (row.team as Row[]).map((t) => ({ slug: t.slug, name: t.name, role: t.role })),
-    publications: (row.publications as { id: number; title: string; year: number }[]).map((p) => ({ id: p.id, title: p.title, year: p.year, api_url: links(c).publication(p.id).api_url })),
+    ...links(c).research(row.slug),
+    instruments: row.instruments.map((i) => ({ slug: i.slug, name: i.name })),
+    team: row.team.map((t) => ({ slug: t.slug, name: t.name, role: t.role })),
+    publications: row.publications.map((p) => ({ id: p.id, title: p.title, year: p.year, api_url: links(c).publication(p.id).api_url })),
   };
 }
 
-export function shapeEducation(c: Urls, row: Row): Row {
+export function shapeEducation(c: Urls, row: EducationRow) {
   return {
     slug: row.slug, title: row.title, programme_type: row.programme_type,
-    programme_type_label: educationTypeLabels[row.programme_type as string], summary: row.summary, ...links(c).education(row.slug as string),
+    programme_type_label: educationTypeLabels[row.programme_type], summary: row.summary, ...links(c).education(row.slug),
   };
 }
 
-export function shapeActivity(c: Urls, row: ActivityRow): Row {
+export function shapeActivity(c: Urls, row: ActivityRow) {
   const where = row.type === 'note' ? links(c).note(row.key) : links(c).publication(row.key);
   return {
     type: row.type, type_label: row.type === 'note' ? 'Lab note' : 'Publication', title: row.title, date: row.date,
@@ -86,7 +85,7 @@ export function shapeActivity(c: Urls, row: ActivityRow): Row {
   };
 }
 
-export function shapeSearchResult(c: Urls, row: SearchRow): Row {
+export function shapeSearchResult(c: Urls, row: SearchRow) {
   const l = links(c);
   const url = {
     research: () => l.research(row.key).url, instrument: () => l.instrument(row.key).url, note: () => l.note(row.key).url,
@@ -95,7 +94,7 @@ export function shapeSearchResult(c: Urls, row: SearchRow): Row {
   return { type: row.type, type_label: searchTypeLabels[row.type], title: row.title, url, summary: row.summary };
 }
 
-export function shapeStats(row: StatsRow): Row {
+export function shapeStats(row: StatsRow) {
   return {
     stations: { total: row.stations_total, active: row.stations_active },
     readings: {

@@ -1,6 +1,5 @@
 import { z } from '../http/zod.js';
-import { clampedInteger } from '../readings/schema.js';
-import { stationIdSchema } from '../stations/schema.js';
+import { clampedInteger, stationIdSchema } from '../http/params.js';
 
 export const widgetParams = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'co2_ppm'] as const;
 export type WidgetParam = (typeof widgetParams)[number];

@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { stationRow } from '../stations/queries.js';
 import type { QualityFlag } from './quality.js';
 import type { AggregatePeriod, CompareParam } from './schema.js';
 
@@ -20,6 +21,30 @@ const readingRow = z.object({
   module_data: z.record(z.unknown()).nullable(),
 });
 export type ReadingRow = z.infer<typeof readingRow>;
+
+const stationWithLatestRow = stationRow.extend({
+  latest: readingRow.nullable(),
+});
+export type StationWithLatestRow = z.infer<typeof stationWithLatestRow>;
+
+/**
+ * Every station with its most recent reading, in one query: station_latest gives each station's newest
+ * timestamp, and the reading is fetched by its primary key (station_id, ts).
+ */
+export async function listStationsWithLatest(db: CommonQueryMethods): Promise<readonly StationWithLatestRow[]> {
+  return db.any(sql.type(stationWithLatestRow)`
+    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status,
+           to_jsonb(latest) as latest
+    from stations s
+    left join station_latest last on last.station_id = s.station_id
+    -- LIMIT keeps the lateral a per-station primary-key lookup: without it the planner may flatten it
+    -- into a hash join over every reading when the statistics are young.
+    left join lateral (
+      select * from readings r where r.station_id = s.station_id and r.ts = last.ts limit 1
+    ) latest on true
+    order by s.station_id
+  `);
+}
 
 const readingColumns = sql.fragment`
   ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index,

@@ -13,11 +13,6 @@ export const stationRow = z.object({
 });
 export type StationRow = z.infer<typeof stationRow>;
 
-const stationWithLatestRow = stationRow.extend({
-  latest: z.record(z.unknown()).nullable(),
-});
-export type StationWithLatestRow = z.infer<typeof stationWithLatestRow>;
-
 /** Creates the station or updates every field of an existing one. */
 export async function upsertStation(db: CommonQueryMethods, station: StationInput): Promise<StationRow> {
   return db.one(sql.type(stationRow)`
@@ -39,25 +34,6 @@ export async function findStation(db: CommonQueryMethods, stationId: string): Pr
 
 export async function stationExists(db: CommonQueryMethods, stationId: string): Promise<boolean> {
   return db.exists(sql.type(z.object({ one: z.number() }))`select 1 as one from stations where station_id = ${stationId}`);
-}
-
-/**
- * Every station with its most recent reading, in one query: station_latest gives each station's newest
- * timestamp, and the reading is fetched by its primary key (station_id, ts).
- */
-export async function listStationsWithLatest(db: CommonQueryMethods): Promise<readonly StationWithLatestRow[]> {
-  return db.any(sql.type(stationWithLatestRow)`
-    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status,
-           to_jsonb(latest) as latest
-    from stations s
-    left join station_latest last on last.station_id = s.station_id
-    -- LIMIT keeps the lateral a per-station primary-key lookup: without it the planner may flatten it
-    -- into a hash join over every reading when the statistics are young.
-    left join lateral (
-      select * from readings r where r.station_id = s.station_id and r.ts = last.ts limit 1
-    ) latest on true
-    order by s.station_id
-  `);
 }
 
 const stationFreshnessRow = z.object({

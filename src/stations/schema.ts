@@ -1,10 +1,8 @@
+import { stationIdSchema } from '../http/params.js';
 import { z } from '../http/zod.js';
 
 export const stationStatuses = ['active', 'offline', 'planned', 'maintenance'] as const;
 
-export const stationIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores');
 
 /** A station as `envmon stations add` creates or updates it. */
 export const stationInputSchema = z.object({
@@ -17,7 +15,3 @@ export const stationInputSchema = z.object({
   status: z.enum(stationStatuses),
 });
 export type StationInput = z.infer<typeof stationInputSchema>;
-
-export const stationsQuerySchema = z.object({
-  output: z.enum(['json', 'geojson']).default('json'),
-});

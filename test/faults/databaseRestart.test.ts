@@ -8,7 +8,7 @@ import { parseConfig } from '../../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createDb, type Db } from '../../src/db/pool.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp } from '../../src/app.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { addStation } from '../helpers/readings.js';
 

@@ -1,7 +1,7 @@
 import type { Engine } from '../../src/config.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createDb, poolOptionsFrom, type Db } from '../../src/db/pool.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp } from '../../src/app.js';
 import { listen } from '../../src/http/server.js';
 import { pino } from 'pino';
 import { createRedis } from '../../src/db/redis.js';

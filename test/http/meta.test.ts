@@ -182,7 +182,7 @@ describe('slow clients', () => {
     this.timeout(20_000);
     const { pino } = await import('pino');
     const net = await import('node:net');
-    const { createApp } = await import('../../src/http/app.js');
+    const { createApp } = await import('../../src/app.js');
     const { listen } = await import('../../src/http/server.js');
     const { startTestApp } = await import('../helpers/app.js');
     const { testServer } = await import('../helpers/server.js');

@@ -309,7 +309,7 @@ describe('ingest across a server restart', () => {
         assert.equal((await postBatch(first, key, { station_id: 'in-restart', readings })).body.accepted, 200);
         // A second app on the same database, as after a restart; the first is stopped.
         const { createDb } = await import('../../src/db/pool.js');
-        const { createApp } = await import('../../src/http/app.js');
+        const { createApp } = await import('../../src/app.js');
         const { listen } = await import('../../src/http/server.js');
         const { pino } = await import('pino');
         const db = await createDb(first.databaseUrl, engine, { poolSize: 2, statementTimeoutMs: 10_000 });

@@ -1,18 +1,18 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
-import { addContentRoutes } from '../content/routes.js';
-import { addEmbedRoutes } from '../embed/routes.js';
-import { addMetaRoutes } from '../meta/routes.js';
-import { addIngestRoutes } from '../readings/ingestRoutes.js';
-import { addReadingRoutes } from '../readings/routes.js';
-import { addStationRoutes } from '../stations/routes.js';
-import type { Deps } from './deps.js';
-import { problems } from './middleware/problems.js';
-import { rateLimit } from './middleware/rateLimit.js';
-import { requestContext } from './middleware/requestContext.js';
-import { securityHeaders } from './middleware/securityHeaders.js';
-import { methodNotAllowed, notFound } from './problem.js';
-import { createApi, type Api } from './route.js';
+import { addContentRoutes } from './content/routes.js';
+import { addEmbedRoutes } from './embed/routes.js';
+import { addMetaRoutes } from './meta/routes.js';
+import { addIngestRoutes } from './readings/ingestRoutes.js';
+import { addReadingRoutes } from './readings/routes.js';
+import { addStationListRoute } from './readings/stationList.js';
+import type { Deps } from './http/deps.js';
+import { problems } from './http/middleware/problems.js';
+import { rateLimit } from './http/middleware/rateLimit.js';
+import { requestContext } from './http/middleware/requestContext.js';
+import { securityHeaders } from './http/middleware/securityHeaders.js';
+import { methodNotAllowed, notFound } from './http/problem.js';
+import { createApi, type Api } from './http/route.js';
 
 const ingestPrefix = '/api/v1/ingest/';
 
@@ -21,7 +21,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const api = createApi(deps);
   addMetaRoutes(api);
-  addStationRoutes(api);
+  addStationListRoute(api);
   addReadingRoutes(api);
   addIngestRoutes(api);
   addContentRoutes(api);

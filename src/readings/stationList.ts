@@ -1,0 +1,77 @@
+import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
+import { addRoute, type Api } from '../http/route.js';
+import { z } from '../http/zod.js';
+import { stationStatuses } from '../stations/schema.js';
+import { listStationsWithLatest, type StationWithLatestRow } from './queries.js';
+import { readingSchema, shapeReading } from './shape.js';
+
+// The station list carries each station's latest reading, so it lives with the readings, which know
+// stations, rather than with the stations, which would then have to know readings.
+
+export const stationSchema = z
+  .object({
+    station_id: z.string(),
+    name: z.string(),
+    location_name: z.string(),
+    altitude_m: z.number(),
+    latitude: z.number().nullable(),
+    longitude: z.number().nullable(),
+    status: z.enum(stationStatuses),
+    last_seen: z.string().datetime().nullable(),
+    latest_reading: readingSchema.nullable(),
+    latest: readingSchema.nullable().openapi({ description: 'The same object as latest_reading, kept for older clients.' }),
+  })
+  .openapi('Station');
+export type Station = z.infer<typeof stationSchema>;
+
+const stationListSchema = z.object({ count: z.number().int(), stations: z.array(stationSchema) }).openapi('StationList');
+
+export const stationsQuerySchema = z.object({
+  output: z.enum(['json', 'geojson']).default('json'),
+});
+
+export function shapeStation(row: StationWithLatestRow): Station {
+  const latest = row.latest ? shapeReading(row.latest) : null;
+  return {
+    station_id: row.station_id,
+    name: row.name,
+    location_name: row.location_name,
+    altitude_m: row.altitude_m,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    status: row.status as Station['status'],
+    last_seen: latest?.timestamp ?? null,
+    latest_reading: latest,
+    latest,
+  };
+}
+
+export function addStationListRoute(api: Api): void {
+  addRoute(
+    api,
+    {
+      method: 'get',
+      path: '/api/v1/stations/',
+      operationId: 'listStations',
+      summary: 'All stations with their latest reading',
+      description: 'JSON by default; `output=geojson` gives an RFC 7946 FeatureCollection (application/geo+json).',
+      tag: 'Stations',
+      query: stationsQuerySchema,
+      responses: {
+        200: {
+          description: 'The stations',
+          content: { 'application/json': stationListSchema, 'application/geo+json': featureCollectionSchema },
+        },
+      },
+    },
+    async (ctx, { query }) => {
+      const stations = (await listStationsWithLatest(api.deps.db.pool)).map(shapeStation);
+      if (query.output === 'geojson') {
+        ctx.type = 'application/geo+json';
+        ctx.body = shapeFeatureCollection(stations, (s) => s.station_id);
+        return;
+      }
+      ctx.body = { count: stations.length, stations };
+    },
+  );
+}
