@@ -1,30 +1,50 @@
-import { downloadColumns } from './download.js';
+import type { Context } from 'koa';
+import type { AggregatePeriod } from './schema.js';
 
 export const licenseUrl = 'https://creativecommons.org/licenses/by/4.0/';
 
 type Range = { from?: string; to?: string };
 
+/** What a file holds: the raw readings, or their aggregates over a period. */
+export type Dataset = { kind: 'readings' } | { kind: 'aggregate'; period: AggregatePeriod };
+
+const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
+
 const describeRange = ({ from, to }: Range) =>
   from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
 
 /** The citation a user of the data should give; sent as X-Attribution and in the CSV preamble. */
-export function citation(baseUrl: string, stationIds: string[], range: Range): string {
+export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }): string {
   const retrieved = new Date().toISOString().slice(0, 10);
+  const what = dataset.kind === 'readings' ? 'readings' : `${periodAdjective[dataset.period]} aggregates of readings`;
+  const endpoint = dataset.kind === 'readings' ? 'download' : 'aggregate';
   return `envmon environmental monitoring network, station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}, ` +
-    `readings ${describeRange(range)}, retrieved ${retrieved} from ${baseUrl}/data/download/. Licensed CC BY 4.0.`;
+    `${what} ${describeRange(range)}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
 }
 
-/** The comment lines and header row that open every download. */
-export function preamble(cite: string, withStation: boolean): string {
+/** The comment lines and header row that open every CSV file of readings or aggregates. */
+export function preamble(cite: string, columns: readonly string[]): string {
   return [
     `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licenseUrl}`,
     `# Cite as: ${cite}`,
     `# Timestamps are UTC. Empty fields are missing values.`,
-    [...(withStation ? ['station_id'] : []), ...downloadColumns].join(','),
+    columns.join(','),
   ].join('\n') + '\n';
 }
 
-export function downloadFileName(stationIds: string[], { from, to }: Range): string {
+/**
+ * One naming scheme for every file: envmon_<station or N-stations>_<from or start>_<to or latest>.csv,
+ * with the period appended for aggregates (…_daily.csv), so that files of one request sort together.
+ */
+export function downloadFileName(stationIds: string[], { from, to }: Range, dataset: Dataset = { kind: 'readings' }): string {
   const who = stationIds.length === 1 ? stationIds[0] : `${stationIds.length}-stations`;
-  return `envmon_${who}_${from ?? 'start'}_${to ?? 'latest'}.csv`;
+  const what = dataset.kind === 'readings' ? '' : `_${periodAdjective[dataset.period]}`;
+  return `envmon_${who}_${from ?? 'start'}_${to ?? 'latest'}${what}.csv`;
+}
+
+/** The headers every data file carries: its name, its licence as an RFC 8288 link, and the citation. */
+export function attributeDownload(ctx: Context, fileName: string, cite: string): void {
+  ctx.set('Content-Disposition', `attachment; filename="${fileName}"`);
+  ctx.set('Link', `<${licenseUrl}>; rel="license"`);
+  ctx.set('X-Attribution', cite);
 }

@@ -3,8 +3,8 @@ import { addRoute, type Api } from '../http/route.js';
 import { notFound } from '../http/problem.js';
 import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
-import { streamDownload } from './download.js';
-import { citation, downloadFileName, licenseUrl, preamble } from './attribution.js';
+import { attributeDownload, citation, downloadFileName, preamble } from './attribution.js';
+import { downloadColumns, streamDownload } from './download.js';
 import { aggregateReadings, aggregateReadingsJson, compareInterval, compareStations, findLatestReading } from './queries.js';
 import { streamHistorical } from './historical.js';
 import {
@@ -17,7 +17,7 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateColumns, aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -91,7 +91,7 @@ export function addReadingRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', tag: 'Readings',
       summary: 'Mean, min, max and count of the metrics per hour, day, week or month',
-      description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv.',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
       query: aggregateQuerySchema,
       checks: dateRangeErrors,
       responses: {
@@ -104,9 +104,12 @@ export function addReadingRoutes(api: Api): void {
       const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
       if (query.output === 'csv') {
         const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, args));
+        const range = { from: query.from_date, to: query.to_date };
+        const dataset = { kind: 'aggregate', period: query.period } as const;
+        const cite = citation(config.baseUrl, [stationId], range, dataset);
         ctx.type = 'text/csv; charset=utf-8';
-        ctx.set('Content-Disposition', `attachment; filename="${stationId}_${query.period}_aggregate.csv"`);
-        ctx.body = Readable.from(aggregateCsv(results));
+        attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
+        ctx.body = Readable.from(aggregateCsv(results, preamble(cite, aggregateColumns)));
         return;
       }
       const { count, results } = await aggregateReadingsJson(db.pool, args);
@@ -167,12 +170,10 @@ export function addReadingRoutes(api: Api): void {
       const body = await streamDownload(
         db.streamPool,
         { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) },
-        preamble(cite, Boolean(query.stations)),
+        preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns]),
       );
       ctx.type = 'text/csv; charset=utf-8';
-      ctx.set('Content-Disposition', `attachment; filename="${downloadFileName(stationIds, range)}"`);
-      ctx.set('Link', `<${licenseUrl}>; rel="license"`);
-      ctx.set('X-Attribution', cite);
+      attributeDownload(ctx, downloadFileName(stationIds, range), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;
     },

@@ -57,8 +57,8 @@ export const aggregateResultSchema = z
 
 export const aggregateColumns = Object.keys(aggregateResultSchema.shape) as (keyof z.infer<typeof aggregateResultSchema>)[];
 
-/** The aggregate rows as CSV text: a header, then one line per period; nulls are empty fields. */
-export function* aggregateCsv(rows: readonly z.infer<typeof aggregateResultSchema>[]): Generator<string> {
-  yield `${aggregateColumns.join(',')}\n`;
+/** The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls are empty fields. */
+export function* aggregateCsv(rows: readonly z.infer<typeof aggregateResultSchema>[], preamble: string): Generator<string> {
+  yield preamble;
   for (const row of rows) yield `${aggregateColumns.map((c) => row[c] ?? '').join(',')}\n`;
 }

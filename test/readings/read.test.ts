@@ -177,10 +177,25 @@ describeEngines('GET /data/aggregate/', (env) => {
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/csv; charset=utf-8');
     assert.equal(response.headers.get('access-control-allow-origin'), '*');
-    const lines = (await response.text()).trimEnd().split('\n');
+    assert.equal(response.headers.get('content-disposition'), `attachment; filename="envmon_${station}_start_latest_daily.csv"`);
+    assert.equal(response.headers.get('link'), '<https://creativecommons.org/licenses/by/4.0/>; rel="license"');
+    const cite = response.headers.get('x-attribution') ?? '';
+    assert.match(cite, new RegExp(`^envmon environmental monitoring network, station ${station}, daily aggregates of readings full history, retrieved \\d{4}-\\d{2}-\\d{2} from http://envmon\\.test/api/v1/data/aggregate/\\. Licensed CC BY 4\\.0\\.$`));
+    const all = (await response.text()).trimEnd().split('\n');
+    const comments = all.filter((line) => line.startsWith('# '));
+    assert.deepEqual(comments, [
+      '# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): https://creativecommons.org/licenses/by/4.0/',
+      `# Cite as: ${cite}`,
+      '# Timestamps are UTC. Empty fields are missing values.',
+    ]);
+    assert.deepEqual(all.slice(0, 3), comments, 'the comment lines open the file');
+    const lines = all.slice(3);
     assert.equal(lines[0], 'period_start,count,temperature_c_mean,temperature_c_min,temperature_c_max,humidity_rh_mean,pressure_hpa_mean,pm2_5_mean');
     assert.equal(lines.length - 1, json.body.count);
     const first = json.body.results[0];
+    const ranged = await env().get(`/api/v1/data/aggregate/?station=${station}&period=week&from_date=2026-02-02&to_date=2026-02-15&output=csv`);
+    assert.equal(ranged.headers.get('content-disposition'), `attachment; filename="envmon_${station}_2026-02-02_2026-02-15_weekly.csv"`);
+    assert.match(ranged.headers.get('x-attribution') ?? '', / weekly aggregates of readings from 2026-02-02 to 2026-02-15, /);
     assert.equal(lines[1], [first.period_start, first.count, first.temperature_c_mean, first.temperature_c_min, first.temperature_c_max, first.humidity_rh_mean, first.pressure_hpa_mean, first.pm2_5_mean ?? ''].join(','));
   });
 
