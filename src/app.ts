@@ -1,6 +1,7 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import { addContentRoutes } from './content/routes.js';
+import { widgetProblemRenderer } from './embed/errorPage.js';
 import { addEmbedRoutes } from './embed/routes.js';
 import { addMetaRoutes } from './meta/routes.js';
 import { addIngestRoutes } from './readings/ingestRoutes.js';
@@ -38,7 +39,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
       maxAge: 86400,
     }),
   );
-  app.use(problems(deps.log));
+  app.use(problems(deps.log, [widgetProblemRenderer]));
   app.use(rateLimit(deps.config.rateLimitPerMinute, deps.log, deps.redis));
   app.use(api.router.routes());
   app.use(async (ctx) => {

@@ -7,7 +7,7 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => html
 /** JSON that is safe inside a <script> element: no `<`, so no `</script>` or `<!--`. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028|\u2029/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
-const themes = {
+export const themes = {
   dark: { bg: '#0f172a', fg: '#e2e8f0', muted: '#94a3b8', grid: '#334155', line: '#38bdf8' },
   light: { bg: '#ffffff', fg: '#0f172a', muted: '#475569', grid: '#e2e8f0', line: '#0369a1' },
 };

@@ -53,7 +53,10 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
   });
 
   it('validates its parameters: 400 for an unknown value, clamped hours, 404 for an unknown station', async () => {
-    const bad = await env().getJson('/embed/station/emb-01/?param=wind&theme=pink');
+    const asJson = { headers: { Accept: 'application/problem+json' } };
+    const badResponse = await env().get('/embed/station/emb-01/?param=wind&theme=pink', asJson);
+    const bad = { status: badResponse.status, body: await badResponse.json() };
+    assert.equal(badResponse.headers.get('content-type'), 'application/problem+json');
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.errors, [
       { param: 'param', message: 'must be one of temperature_c, humidity_rh, pressure_hpa, pm2_5, co2_ppm' },
@@ -65,10 +68,39 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
     const low = await (await env().get('/embed/station/emb-01/?hours=0&param=pm2_5&theme=light')).text();
     assert.ok(low.includes('last 1 h') && low.includes('"param":"pm2_5"') && low.includes('#ffffff'));
     assert.equal((await env().get('/embed/station/emb-01/?hours=abc')).status, 400);
-    const missing = await env().getJson('/embed/station/nowhere-1/');
-    assert.equal(missing.status, 404);
-    assert.equal(missing.body.detail, "station 'nowhere-1' is unknown");
+    const missingResponse = await env().get('/embed/station/nowhere-1/', asJson);
+    assert.equal(missingResponse.status, 404);
+    assert.equal((await missingResponse.json()).detail, "station 'nowhere-1' is unknown");
     assert.equal((await env().get('/embed/station/%3Cscript%3E/')).status, 400);
+  });
+
+  it('shows an unknown station or parameter to the person in the iframe as a small page in its style, status kept', async () => {
+    // What an iframe sends, and what a plain fetch or curl sends.
+    for (const accept of ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', '*/*']) {
+      const missing = await env().get('/embed/station/nowhere-1/?theme=light', { headers: { Accept: accept } });
+      assert.equal(missing.status, 404);
+      assert.equal(missing.headers.get('content-type'), 'text/html; charset=utf-8');
+      assert.equal(missing.headers.get('access-control-allow-origin'), '*');
+      assert.equal(missing.headers.get('x-frame-options'), null, 'the error page may be framed like the widget');
+      const policy = missing.headers.get('content-security-policy') ?? '';
+      const nonce = /style-src 'nonce-([^']+)'/.exec(policy)?.[1];
+      assert.ok(nonce && policy.includes('frame-ancestors *'), policy);
+      const page = await missing.text();
+      assert.ok(page.startsWith('<!doctype html>'));
+      assert.ok(page.includes('<h1>Not Found (404)</h1>'), page);
+      assert.ok(page.includes('station &#39;nowhere-1&#39; is unknown'), page);
+      assert.ok(page.includes(`<style nonce="${nonce}">`) && page.includes('#ffffff'), 'inline style by nonce, in the light theme asked for');
+      assert.doesNotMatch(page, /<script/);
+    }
+    const bad = await env().get('/embed/station/emb-01/?param=wind&hours=abc');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('content-type'), 'text/html; charset=utf-8');
+    const page = await bad.text();
+    assert.ok(page.includes('<h1>Invalid parameters (400)</h1>') && page.includes('#0f172a'), page);
+    assert.ok(page.includes('<li><code>param</code> must be one of temperature_c, humidity_rh, pressure_hpa, pm2_5, co2_ppm</li>'), page);
+    assert.ok(page.includes('<li><code>hours</code> must be a whole number</li>'), page);
+    const hostile = await (await env().get('/embed/station/%3Cscript%3Ealert(1)%3C%2Fscript%3E/')).text();
+    assert.doesNotMatch(hostile, /<script>alert/, 'what the request sent is escaped');
   });
 
   describe('in a real browser', function () {

@@ -70,7 +70,11 @@ export async function checkResponse(origin: string, request: HostileRequest): Pr
   const what = `${request.method} ${request.url.slice(0, 300)} -> ${response.status} ${text.slice(0, 300)}`;
   assert.ok(response.status < 500, what);
   assert.doesNotMatch(text, /\n\s+at .+\(.*:\d+:\d+\)|node_modules\//, `stack trace in ${what}`);
-  if (response.status >= 400) {
+  if (response.status >= 400 && request.url.startsWith('/embed/')) {
+    // The widget shows its errors to the person in the iframe: a page, its status kept.
+    assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8', what);
+    assert.match(text, new RegExp(`<h1>[^<]+ \\(${response.status}\\)</h1>`), what);
+  } else if (response.status >= 400) {
     assert.equal(response.headers.get('content-type'), 'application/problem+json', what);
     const body = JSON.parse(text) as { type: string; title: string; status: number; detail: string };
     assert.equal(body.status, response.status, what);

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { classifyDatabaseError } from '../../db/errors.js';
 import { Problem, badRequest, internalError, serviceUnavailable } from '../problem.js';
@@ -20,8 +20,17 @@ function toProblem(error: unknown, requestId: string): Problem {
   }
 }
 
-/** Writes every error below as application/problem+json (RFC 9457); unknown errors are logged and hidden. */
-export function problems(log: Logger): Middleware {
+/**
+ * Another way to show a problem where JSON would reach a person rather than a program (the widget's
+ * iframe): the first renderer that applies writes the answer; its status and headers stay the problem's.
+ */
+export type ProblemRenderer = { applies: (ctx: Context) => boolean; write: (ctx: Context, problem: Problem) => void };
+
+/**
+ * Writes every error below as application/problem+json (RFC 9457), or through the first renderer that
+ * applies; unknown errors are logged and hidden.
+ */
+export function problems(log: Logger, renderers: ProblemRenderer[] = []): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -42,8 +51,14 @@ export function problems(log: Logger): Middleware {
       for (const name of ['Content-Disposition', 'Link', 'X-Attribution', 'Cache-Control']) ctx.remove(name);
       ctx.status = problem.status;
       ctx.set(problem.headers);
+      const renderer = renderers.find((r) => r.applies(ctx));
+      if (renderer) {
+        renderer.write(ctx, problem);
+        return;
+      }
       ctx.type = 'application/problem+json';
-      ctx.body = problem.body();
+      // A string, as for success answers: nothing after this middleware serialises.
+      ctx.body = JSON.stringify(problem.body());
     }
   };
 }
