@@ -55,7 +55,7 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
   it('validates its parameters: 400 for an unknown value, clamped hours, 404 for an unknown station', async () => {
     const asJson = { headers: { Accept: 'application/problem+json' } };
     const badResponse = await env().get('/embed/station/emb-01/?param=wind&theme=pink', asJson);
-    const bad = { status: badResponse.status, body: await badResponse.json() };
+    const bad = { status: badResponse.status, body: (await badResponse.json()) as { errors: unknown } };
     assert.equal(badResponse.headers.get('content-type'), 'application/problem+json');
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.errors, [
@@ -70,7 +70,7 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
     assert.equal((await env().get('/embed/station/emb-01/?hours=abc')).status, 400);
     const missingResponse = await env().get('/embed/station/nowhere-1/', asJson);
     assert.equal(missingResponse.status, 404);
-    assert.equal((await missingResponse.json()).detail, "station 'nowhere-1' is unknown");
+    assert.equal(((await missingResponse.json()) as { detail: string }).detail, "station 'nowhere-1' is unknown");
     assert.equal((await env().get('/embed/station/%3Cscript%3E/')).status, 400);
   });
 
