@@ -9,19 +9,22 @@ $(STAMP): package.json package-lock.json
 
 install: $(STAMP)
 
-# The widget's browser test drives Debian's Chromium (npm's browser downloads cannot be used here).
-CHROMIUM := /usr/bin/chromium
-$(CHROMIUM):
+# Tests read the service with real clients from Debian's packages: the widget's browser test drives
+# Chromium (npm's browser downloads cannot be used here), the GIS test reads GeoJSON with GDAL.
+TEST_TOOLS := /usr/bin/chromium /usr/bin/ogr2ogr
+/usr/bin/chromium: PACKAGE := chromium
+/usr/bin/ogr2ogr: PACKAGE := gdal-bin
+$(TEST_TOOLS):
 	@if [ "$$(id -u)" = 0 ]; then \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PACKAGE); \
 	else \
-	  echo "the widget test needs Debian's chromium: sudo apt-get install chromium"; exit 1; \
+	  echo "the tests need Debian's $(PACKAGE): sudo apt-get install $(PACKAGE)"; exit 1; \
 	fi
 
 start: $(STAMP)
 	npm start
 
-test: $(STAMP) $(CHROMIUM)
+test: $(STAMP) $(TEST_TOOLS)
 	npm test
 
 lint: $(STAMP)

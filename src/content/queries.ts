@@ -57,8 +57,8 @@ const noteColumns = sql.fragment`
 
 export type NoteFilter = { type?: string; programme?: string; from?: string; geotagged?: boolean };
 
-/** One page of notes, newest first, with the number of notes matching the filter; one query. */
-export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page<NoteRow>> {
+/** Notes newest first, `limit` from `offset`, with the number of notes matching the filter; one query. */
+async function findNotes(db: CommonQueryMethods, filter: NoteFilter, limit: number, offset: number): Promise<Page<NoteRow>> {
   const conditions: FragmentSqlToken[] = [];
   if (filter.type) conditions.push(sql.fragment`n.note_type = ${filter.type}`);
   if (filter.programme) {
@@ -69,10 +69,20 @@ export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page
   return db.one(sql.type(pageOf(noteRow))`
     with filtered as not materialized (select n.* from notes n ${where(conditions)})
     select (select count(*) from filtered) as total,
-      coalesce((select jsonb_agg(to_jsonb(p)) from (
-        select ${noteColumns} from filtered f order by f.date desc, f.slug limit ${pageSize} offset ${(page - 1) * pageSize}
+      coalesce((select jsonb_agg(to_jsonb(p) order by p.date desc, p.slug) from (
+        select ${noteColumns} from filtered f order by f.date desc, f.slug limit ${limit} offset ${offset}
       ) p), '[]') as items
   `);
+}
+
+/** One page of notes, newest first, with the number of notes matching the filter. */
+export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page<NoteRow>> {
+  return findNotes(db, filter, pageSize, (page - 1) * pageSize);
+}
+
+/** Every geotagged note matching the filter, newest first, up to `limit`, with how many match. */
+export async function listGeotaggedNotes(db: CommonQueryMethods, filter: Omit<NoteFilter, 'geotagged'>, limit: number): Promise<Page<NoteRow>> {
+  return findNotes(db, { ...filter, geotagged: true }, limit, 0);
 }
 
 /** One note with its body, or null. */

@@ -4,7 +4,7 @@ import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
 import {
-  findNote, findPublication, findResearch, listActivity, listEducation, listNotes, listPublications, listResearch,
+  findNote, findPublication, findResearch, listActivity, listEducation, listGeotaggedNotes, listNotes, listPublications, listResearch,
   listTeam, pageSize, searchContent,
 } from './queries.js';
 import { publicationRis } from './ris.js';
@@ -16,6 +16,8 @@ import {
 } from './shape.js';
 
 const maxSearchResults = 20;
+/** The most notes one GeoJSON answer holds: far above the organisation's notes, and a bound on the answer's size. */
+const maxNoteFeatures = 5000;
 
 const programmeLink = z.object({ slug: z.string(), title: z.string(), url: z.string(), api_url: z.string() });
 const noteSchema = z
@@ -34,6 +36,12 @@ const publicationSchema = z
     linked_authors: z.array(z.object({ name: z.string(), role: z.string(), orcid: z.string().nullable(), url: z.string() })),
   })
   .openapi('Publication');
+const noteFeaturesSchema = featureCollectionSchema
+  .extend({
+    numberMatched: z.number().int().openapi({ description: 'Geotagged notes matching the filters' }),
+    numberReturned: z.number().int().openapi({ description: 'Features in this answer' }),
+  })
+  .openapi('NoteFeatureCollection');
 const page = <T extends z.ZodTypeAny>(item: T, name: string) =>
   z
     .object({
@@ -73,24 +81,27 @@ export function addContentRoutes(api: Api): void {
     api,
     {
       method: 'get', path: '/api/v1/notes/', operationId: 'listNotes', tag: 'Content',
-      summary: 'Lab notes, newest first, 20 a page',
-      description: '`output=geojson` gives the geotagged notes of the page as a FeatureCollection. next and previous are also sent in a Link header.',
+      summary: 'Lab notes, newest first, 20 a page; or every geotagged note as GeoJSON',
+      description: 'JSON: 20 notes a page; next and previous are also sent in a Link header. ' +
+        `\`output=geojson\`: every geotagged note matching the filters in one RFC 7946 FeatureCollection (application/geo+json), newest first, at most ${maxNoteFeatures}, not paged (\`page\` is ignored), so that GIS tools (GDAL, QGIS, geopandas) read them all in one request. ` +
+        '`numberMatched` and `numberReturned` say how many notes match and how many were returned; narrow with the filters when they differ.',
       query: notesQuerySchema,
       responses: {
-        200: { description: 'A page of notes', content: { 'application/json': page(noteSchema, 'NotePage'), 'application/geo+json': featureCollectionSchema } },
+        200: { description: 'A page of notes, or every geotagged note as GeoJSON', content: { 'application/json': page(noteSchema, 'NotePage'), 'application/geo+json': noteFeaturesSchema } },
         404: { description: 'The page is past the last one' },
       },
     },
     async (ctx, { query }) => {
-      const geojson = query.output === 'geojson';
-      const found = await listNotes(db.pool, { type: query.type, programme: query.programme, from: query.from_date, geotagged: geojson }, query.page);
-      const body = paginate(ctx, config.publicUrl, found.total, query.page, pageSize, found.items.map((n) => shapeNote(config, n)));
-      if (geojson) {
+      const filter = { type: query.type, programme: query.programme, from: query.from_date };
+      if (query.output === 'geojson') {
+        const found = await listGeotaggedNotes(db.pool, filter, maxNoteFeatures);
+        const notes = found.items.map((n) => shapeNote(config, n));
         ctx.type = 'application/geo+json';
-        ctx.body = shapeFeatureCollection(body.results, (n) => n.slug);
+        ctx.body = { ...shapeFeatureCollection(notes, (n) => n.slug), numberMatched: found.total, numberReturned: notes.length };
         return;
       }
-      ctx.body = body;
+      const found = await listNotes(db.pool, filter, query.page);
+      ctx.body = paginate(ctx, config.publicUrl, found.total, query.page, pageSize, found.items.map((n) => shapeNote(config, n)));
     },
   );
 

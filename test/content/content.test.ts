@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -366,3 +367,78 @@ describeEngines('GET /changelog/', (env) => {
     assert.deepEqual(body, parseChangelog(readFileSync('CHANGELOG.md', 'utf8')));
   });
 });
+
+describeEngines('notes as GeoJSON for GIS tools', (env) => {
+  // More geotagged notes than a page holds, so that a reader that does not page would miss some.
+  const geotagged = Array.from({ length: 57 }, (_, i) => ({
+    slug: `gis-note-${String(i).padStart(2, '0')}`, title: `GIS note ${i}`, note_type: i % 2 ? 'field' : 'observation',
+    date: new Date(Date.UTC(2025, 0, 1 + i)).toISOString().slice(0, 10), summary: `Point ${i}`,
+    latitude: 44 + i / 50, longitude: 4 + i / 40, ...(i % 5 ? { altitude_m: 100 + i } : {}),
+  }));
+  before(async () => {
+    await importContent(env().db.pool, parseContentFile(demo));
+    await importContent(env().db.pool, parseContentFile({ notes: geotagged }));
+  });
+
+  /** The oracle: the geotagged notes as SQL finds them, newest first. */
+  const geotaggedSlugs = (filter: { type?: string; from?: string } = {}) =>
+    env().db.pool.anyFirst(sql.type(z.object({ slug: z.string() }))`
+      select slug from notes
+      where latitude is not null and longitude is not null
+        and (${filter.type ?? null}::text is null or note_type = ${filter.type ?? null})
+        and (${filter.from ?? null}::date is null or date >= ${filter.from ?? null}::date)
+      order by date desc, slug`);
+
+  it('returns every geotagged note matching the filters in one FeatureCollection, never paged', async () => {
+    const response = await env().get('/api/v1/notes/?output=geojson');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/geo+json');
+    assert.equal(response.headers.get('link'), null, 'nothing to follow');
+    const text = await response.text();
+    checkGeoJson(text);
+    const collection = JSON.parse(text);
+    const expected = await geotaggedSlugs();
+    assert.ok(expected.length > 20, `more than one page of geotagged notes (${expected.length})`);
+    assert.deepEqual(collection.features.map((f: { id: string }) => f.id), expected);
+    assert.equal(collection.numberMatched, expected.length);
+    assert.equal(collection.numberReturned, expected.length);
+    const note = collection.features.find((f: { id: string }) => f.id === 'gis-note-01');
+    assert.deepEqual(note.geometry, { type: 'Point', coordinates: [4 + 1 / 40, 44 + 1 / 50, 101] });
+    assert.equal(note.properties.title, 'GIS note 1');
+    assert.equal(note.properties.url, 'http://envmon.test/notes/gis-note-01/');
+    const unlocated = collection.features.find((f: { id: string }) => f.id === 'gis-note-00');
+    assert.deepEqual(unlocated.geometry.coordinates, [4, 44], 'no altitude: two coordinates');
+
+    const filtered = JSON.parse(await (await env().get('/api/v1/notes/?output=geojson&type=field&from_date=2025-01-20&page=2')).text());
+    const expectedFiltered = await geotaggedSlugs({ type: 'field', from: '2025-01-20' });
+    assert.ok(expectedFiltered.length > 0);
+    assert.deepEqual(filtered.features.map((f: { id: string }) => f.id), expectedFiltered, 'filters apply, page is ignored');
+  });
+
+  it('is read whole by GDAL, which never follows a Link', async function () {
+    this.timeout(60_000);
+    const url = `${env().origin}/api/v1/notes/?output=geojson`;
+    const gdal = await run('ogr2ogr', ['-f', 'CSV', '/vsistdout/', url, '-lco', 'GEOMETRY=AS_XY']);
+    assert.equal(gdal.code, 0, gdal.stderr);
+    const [header, ...rows] = gdal.stdout.trim().split('\n');
+    const columns = header!.split(',');
+    const slug = columns.indexOf('slug');
+    assert.ok(slug >= 0 && columns[0] === 'X' && columns[1] === 'Y', header);
+    const expected = await geotaggedSlugs();
+    assert.deepEqual(rows.map((row) => row.split(',')[slug]), expected);
+    const first = rows.find((row) => row.split(',')[slug] === 'gis-note-02')!.split(',');
+    assert.deepEqual([Number(first[0]), Number(first[1])], [4 + 2 / 40, 44 + 2 / 50]);
+  });
+});
+
+function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
