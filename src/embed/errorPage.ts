@@ -14,6 +14,7 @@ export const widgetPolicy = (nonce: string) =>
 /** A small page in the widget's own look that says what is wrong, for the person looking at the iframe. */
 export function widgetErrorPage(problem: Problem, theme: keyof typeof themes, nonce: string): string {
   const colours = themes[theme];
+  // A wrong parameter is listed by name; the detail would only say the same again.
   const fixes = (problem.extra.errors ?? []).map((e) => `<li><code>${escapeHtml(e.param)}</code> ${escapeHtml(e.message)}</li>`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -30,7 +31,7 @@ p,ul{margin:0;color:${colours.muted}}ul{padding-left:16px}code{color:${colours.f
 </head>
 <body>
 <h1>${escapeHtml(problem.title)} (${problem.status})</h1>
-<p>${escapeHtml(problem.detail)}</p>${fixes ? `\n<ul>${fixes}</ul>` : ''}
+${fixes ? `<ul>${fixes}</ul>` : `<p>${escapeHtml(problem.detail)}</p>`}
 </body>
 </html>
 `;

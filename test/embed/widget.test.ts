@@ -166,5 +166,24 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
       assert.equal(await frame.locator('#updated').textContent(), 'No readings yet');
       await page.close();
     });
+
+    it('shows a wrong station or parameter as a readable page inside the iframe, styles applied under its CSP', async function () {
+      this.timeout(30_000);
+      const page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+      const errors: string[] = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      await page.goto(`${parentUrl}?src=${encodeURIComponent('/embed/station/nowhere-9/?param=wind')}`);
+      const frame = page.frameLocator('#w');
+      await frame.locator('h1').waitFor({ timeout: 10_000 });
+      assert.equal(await frame.locator('h1').textContent(), 'Invalid parameters (400)');
+      assert.match((await frame.locator('li').first().textContent()) ?? '', /^param must be one of temperature_c/);
+      // The nonce'd style applied: the dark theme's background, not the browser's white.
+      assert.equal(await frame.locator('body').evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(15, 23, 42)');
+      // The browser reports the frame's 400 itself; nothing else (no CSP violation) may be logged.
+      assert.deepEqual(errors.filter((e) => !/status of 400/.test(e)), []);
+      mkdirSync('test/out', { recursive: true });
+      await page.screenshot({ path: `test/out/widget-error-${env().engine}.png` });
+      await page.close();
+    });
   });
 });
