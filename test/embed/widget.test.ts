@@ -178,7 +178,7 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
       assert.equal(await frame.locator('h1').textContent(), 'Invalid parameters (400)');
       assert.match((await frame.locator('li').first().textContent()) ?? '', /^param must be one of temperature_c/);
       // The nonce'd style applied: the dark theme's background, not the browser's white.
-      assert.equal(await frame.locator('body').evaluate((b) => getComputedStyle(b).backgroundColor), 'rgb(15, 23, 42)');
+      assert.equal(await frame.locator('body').evaluate((b) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string } }).getComputedStyle(b).backgroundColor), 'rgb(15, 23, 42)');
       // The browser reports the frame's 400 itself; nothing else (no CSP violation) may be logged.
       assert.deepEqual(errors.filter((e) => !/status of 400/.test(e)), []);
       mkdirSync('test/out', { recursive: true });
