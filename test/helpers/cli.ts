@@ -26,9 +26,9 @@ export const lines = (text: string) => text.split('\n').filter((line) => line !=
 
 export type ServeProcess = { url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<number | null> };
 
-/** Starts the real `envmon serve` on a free port with only the given settings; resolves once it listens. */
-export async function spawnServe(settings: Record<string, string>): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [envmonBin, 'serve'], {
+/** Starts the real `envmon serve [args]` on a free port with only the given settings; resolves once it listens. */
+export async function spawnServe(settings: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [envmonBin, 'serve', ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', ...settings },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { lines, runCli, spawnServe, type ServeProcess } from '../helpers/cli.js';
+
+// The README's path for a newcomer, on the embedded PostgreSQL as `make start` runs it: the service
+// with its demo, then, in another terminal, a key for a demo station, a reading posted with curl, and
+// the reading in latest and the widget. Engine-independent: the embedded server is plain PostgreSQL.
+
+function curl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const postmasterPid = (dataDir: string): number | undefined => {
+  const file = path.join(dataDir, 'postgres', 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
+};
+
+const alive = (pid: number | undefined) => {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('a newcomer: make start, then a key, a reading and the chart from another terminal', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let settings: Record<string, string>;
+  let serve: ServeProcess | undefined;
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'envmon-newcomer-'));
+    // The embedded server runs as the postgres user when the tests run as root.
+    chmodSync(dataDir, 0o755);
+    settings = { DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(56_000 + (process.pid % 1000)), RATE_LIMIT_PER_MINUTE: '0' };
+  });
+  after(async () => {
+    await serve?.stop();
+    const pid = postmasterPid(dataDir);
+    if (alive(pid)) process.kill(pid!, 'SIGINT');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('issues a key beside the running service, takes a reading posted with curl, and shows it', async () => {
+    serve = await spawnServe(settings, ['--demo']);
+    const server = postmasterPid(dataDir);
+    assert.ok(alive(server), 'serve started the embedded PostgreSQL');
+
+    const issued = await runCli(['keys', 'issue', 'alpine-01'], settings);
+    assert.equal(issued.code, 0, issued.stderr);
+    const key = lines(issued.stdout).at(-1)!;
+    assert.match(key, /^em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
+    assert.equal(postmasterPid(dataDir), server, 'the command used the running server and left it running');
+
+    const timestamp = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 30_000).toISOString();
+    const posted = await curl([
+      '-sS', '-X', 'POST', `${serve.url}/api/v1/ingest/environmental/`,
+      '-H', `Authorization: Token ${key}`, '-H', 'Content-Type: application/json',
+      '-d', JSON.stringify({ station_id: 'alpine-01', readings: [{ timestamp, temperature_c: 4.2, humidity_rh: 71 }] }),
+    ]);
+    assert.equal(posted.code, 0, posted.stderr);
+    assert.deepEqual(JSON.parse(posted.stdout), { accepted: 1, duplicates: 0, errors: 0, error_details: [] });
+
+    const latest = await (await fetch(`${serve.url}/api/v1/data/latest/?station=alpine-01`)).json() as { timestamp: string; temperature_c: number };
+    assert.equal(latest.timestamp, timestamp);
+    assert.equal(latest.temperature_c, 4.2);
+    const widget = await fetch(`${serve.url}/embed/station/alpine-01/`);
+    assert.equal(widget.status, 200);
+    assert.match(await widget.text(), /Col du Lautaret Alpine Station/);
+
+    assert.equal(await serve.stop(), 0, serve.stderr());
+    serve = undefined;
+    assert.equal(alive(server), false, 'the server stopped with the service that started it');
+  });
+
+  it('a command after the service was killed stops the server it left behind and works', async () => {
+    serve = await spawnServe(settings);
+    const server = postmasterPid(dataDir);
+    serve.child.kill('SIGKILL');
+    await serve.stop();
+    serve = undefined;
+    assert.ok(alive(server), 'a killed service leaves its PostgreSQL running');
+    const listed = await runCli(['keys', 'list', 'alpine-01'], settings);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(lines(listed.stdout).length, 1);
+    assert.equal(alive(server), false, 'the orphan was stopped');
+    assert.equal(alive(postmasterPid(dataDir)), false, 'and the command stopped the server it started');
+  });
+});
