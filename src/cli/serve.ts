@@ -4,6 +4,7 @@ import type { Db } from '../db/pool.js';
 import { createApp } from '../app.js';
 import { listen } from '../http/server.js';
 import { createRedis } from '../db/redis.js';
+import { startDemoFeed } from '../readings/demoFeed.js';
 import { warmUpReads } from '../readings/warmUp.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
@@ -27,6 +28,8 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const { app } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);
+  // The demo stays live while a newcomer looks: readings every minute through the real ingest route.
+  const feed = values.demo ? await startDemoFeed({ db: db.pool, origin: running.url, log }) : undefined;
   log.info({ url: `${running.url}/api/v1/`, engine: db.engine }, 'serving');
   console.error(`envmon serving ${config.baseUrl}/ on ${running.url} (engine: ${db.engine})`);
   await new Promise<void>((resolve) => {
@@ -39,7 +42,8 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));
-      Promise.allSettled([running.close()]).then(() => {
+      // The feed first: its last post is a request like any other, and its keys go with it.
+      Promise.allSettled([feed?.stop()]).then(() => Promise.allSettled([running.close()])).then(() => {
         redis?.disconnect();
         resolve();
       });

@@ -4,11 +4,13 @@ export class UsageError extends Error {}
 export const usage = `usage: envmon <command>
 
 commands:
-  serve [--demo]                 run the HTTP server (--demo: load demo data first into an empty database)
+  serve [--demo]                 run the HTTP server (--demo: load demo data first into an empty database,
+                                 then post a reading per active demo station every minute)
   migrate                        apply pending migrations
   demo                           load demo stations, 30 days of readings and demo content into an empty database
   stations add ID --name N --location-name L --altitude M [--lat X --lon Y] [--status S]
-  keys issue ID                  create an API key for station ID (printed once, on the last line)
+  keys issue ID [--label TEXT]   create an API key for station ID (printed once, on the last line);
+                                 the label says what holds it (a device) and shows in keys list
   keys list ID                   list the key ids of station ID
   keys revoke KEY_ID             revoke a key at once
   import FILE.json               create or update content from a content file (all or nothing)

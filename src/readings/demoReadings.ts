@@ -27,23 +27,26 @@ const round = (value: number, digits: number) => Math.round(value * 10 ** digits
 
 /**
  * Plausible one-minute readings from `start` for `minutes`: a diurnal temperature cycle, humidity
- * moving against it, slow pressure systems, particulate peaks at rush hours, and one dust event
- * that the plausibility check flags as suspect.
+ * moving against it, slow pressure systems, particulate peaks at rush hours, and (with `dustEvent`) one
+ * dust event that the plausibility check flags as suspect. Every cycle follows the clock, not the
+ * position in the run, so that readings generated later continue the earlier ones without a jump.
  */
-export function* generateDemoReadings(climate: DemoClimate, start: Date, minutes: number, seed: number): Generator<NewReading> {
+export function* generateDemoReadings(
+  climate: DemoClimate, start: Date, minutes: number, seed: number, { dustEvent = true } = {},
+): Generator<NewReading> {
   const random = seededRandom(seed);
   const noise = (scale: number) => (random() - 0.5) * 2 * scale;
-  const dustEvent = Math.floor(minutes * 0.6);
+  const dustAt = dustEvent ? Math.floor(minutes * 0.6) : -Infinity;
   for (let i = 0; i < minutes; i++) {
     const at = new Date(start.getTime() + i * 60_000);
     const hour = at.getUTCHours() + at.getUTCMinutes() / 60;
-    const day = i / 1440;
+    const day = at.getTime() / 86_400_000;
     const diurnal = Math.sin(((hour - 9) / 24) * 2 * Math.PI);
     const temperature = climate.temperature + climate.temperatureSwing * diurnal + 2 * Math.sin(day / 3) + noise(0.3);
     const humidity = Math.min(100, Math.max(5, climate.humidity - 15 * diurnal + noise(2)));
     const pressure = climate.pressure + 8 * Math.sin(day / 4.5) + noise(0.2);
     const rush = Math.exp(-((hour - 8) ** 2) / 2) + Math.exp(-((hour - 18) ** 2) / 2);
-    const inDust = i >= dustEvent && i < dustEvent + 20;
+    const inDust = i >= dustAt && i < dustAt + 20;
     const pm25 = inDust ? 1180 + noise(40) : Math.max(0.5, climate.pm25 * (1 + rush) + noise(1.5));
     const reading = {
       ts: at.toISOString(),

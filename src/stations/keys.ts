@@ -8,6 +8,7 @@ export type IssuedKey = { keyId: string; key: string };
 const keyRow = z.object({
   key_id: z.string(),
   station_id: z.string(),
+  label: z.string().nullable(),
   created_at: z.string(),
   revoked_at: z.string().nullable(),
 });
@@ -17,22 +18,27 @@ function hashKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-/** Creates a fresh random key (256 bits of entropy) for the station. */
-export async function issueKey(db: CommonQueryMethods, stationId: string): Promise<IssuedKey> {
+/** Creates a fresh random key (256 bits of entropy) for the station, labelled with what holds it. */
+export async function issueKey(db: CommonQueryMethods, stationId: string, label: string | null = null): Promise<IssuedKey> {
   const keyId = randomBytes(6).toString('hex');
   const key = `em_${keyId}_${randomBytes(32).toString('base64url')}`;
   await db.query(sql.type(z.object({}))`
-    insert into station_keys (key_id, station_id, key_hash)
-    values (${keyId}, ${stationId}, ${sql.binary(hashKey(key))})
+    insert into station_keys (key_id, station_id, key_hash, label)
+    values (${keyId}, ${stationId}, ${sql.binary(hashKey(key))}, ${label})
   `);
   return { keyId, key };
 }
 
 export async function listKeys(db: CommonQueryMethods, stationId: string): Promise<readonly KeyRow[]> {
   return db.any(sql.type(keyRow)`
-    select key_id, station_id, created_at, revoked_at from station_keys
+    select key_id, station_id, label, created_at, revoked_at from station_keys
     where station_id = ${stationId} order by created_at, key_id
   `);
+}
+
+/** Deletes every key with this label (the demo feed's own); returns how many there were. */
+export async function deleteKeysLabelled(db: CommonQueryMethods, label: string): Promise<number> {
+  return (await db.query(sql.type(z.object({}))`delete from station_keys where label = ${label}`)).rowCount;
 }
 
 /** Revokes a key at once; returns false when no such key exists. */

@@ -61,7 +61,7 @@ describeEngines('envmon command', (env) => {
     assert.equal(add.code, 0, add.stderr);
     assert.deepEqual(lines(add.stdout), ['station cli-01 saved (CLI Station, active)']);
 
-    const first = await runCli(['keys', 'issue', 'cli-01'], settings());
+    const first = await runCli(['keys', 'issue', 'cli-01', '--label', 'roof logger'], settings());
     const second = await runCli(['keys', 'issue', 'cli-01'], settings());
     assert.equal(first.code, 0, first.stderr);
     const key1 = lines(first.stdout).at(-1)!;
@@ -76,7 +76,7 @@ describeEngines('envmon command', (env) => {
     assert.equal(listed.code, 0);
     assert.equal(lines(listed.stdout).length, 2);
     assert.ok(!listed.stdout.includes(key1.slice(`em_${keyId}_`.length)), 'the secret is never listed');
-    assert.match(listed.stdout, new RegExp(`^${keyId}\tactive\t`, 'm'));
+    assert.match(listed.stdout, new RegExp(`^${keyId}\tactive\tcreated [^\t]+\troof logger$`, 'm'));
 
     const revoked = await runCli(['keys', 'revoke', keyId], settings());
     assert.deepEqual(lines(revoked.stdout), [`key ${keyId} revoked`]);

@@ -65,6 +65,8 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     const key = lines(issued.stdout).at(-1)!;
     assert.match(key, /^em_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
     assert.equal(postmasterPid(dataDir), server, 'the command used the running server and left it running');
+    const listed = await runCli(['keys', 'list', 'alpine-01'], settings);
+    assert.match(listed.stdout, /\tactive\tcreated [^\t]+\tenvmon demo feed$/m, 'the live demo feed posts with its own key');
 
     const timestamp = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 30_000).toISOString();
     const posted = await curl([
@@ -96,7 +98,7 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     assert.ok(alive(server), 'a killed service leaves its PostgreSQL running');
     const listed = await runCli(['keys', 'list', 'alpine-01'], settings);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.equal(lines(listed.stdout).length, 1);
+    assert.equal(lines(listed.stdout).length, 1, 'the key issued above; the demo feed deleted its own when serve stopped');
     assert.equal(alive(server), false, 'the orphan was stopped');
     assert.equal(alive(postmasterPid(dataDir)), false, 'and the command stopped the server it started');
   });
