@@ -8,6 +8,8 @@ import { addIngestRoutes } from './readings/ingestRoutes.js';
 import { addReadingRoutes } from './readings/routes.js';
 import { addStationListRoute } from './readings/stationList.js';
 import type { Deps } from './http/deps.js';
+import { compression } from './http/middleware/compression.js';
+import { conditionalGet, etagPerEncoding } from './http/middleware/etags.js';
 import { problems } from './http/middleware/problems.js';
 import { rateLimit } from './http/middleware/rateLimit.js';
 import { requestContext } from './http/middleware/requestContext.js';
@@ -35,10 +37,15 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
     cors({
       origin: (ctx) => (ctx.path.startsWith(ingestPrefix) ? '' : '*'),
       allowMethods: ['GET', 'HEAD', 'OPTIONS'],
-      exposeHeaders: ['Link', 'Content-Disposition', 'X-Attribution', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'],
+      exposeHeaders: ['ETag', 'Link', 'Content-Disposition', 'X-Attribution', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id'],
       maxAge: 86400,
     }),
   );
+  // Outermost first: the ETag names the encoding compression chose; compression sees the identity bytes the
+  // conditional GET tagged; the tag is computed over JSON the problems middleware has already serialised.
+  app.use(etagPerEncoding());
+  app.use(compression());
+  app.use(conditionalGet());
   app.use(problems(deps.log, [widgetProblemRenderer]));
   app.use(rateLimit(deps.config.rateLimitPerMinute, deps.log, deps.redis));
   app.use(api.router.routes());

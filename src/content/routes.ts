@@ -1,4 +1,5 @@
 import { addRoute, type Api } from '../http/route.js';
+import { cachePolicy } from '../http/cachePolicy.js';
 import { paginate } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
@@ -80,7 +81,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/notes/', operationId: 'listNotes', tag: 'Content',
+      method: 'get', path: '/api/v1/notes/', operationId: 'listNotes', cache: cachePolicy.content, tag: 'Content',
       summary: 'Lab notes, newest first, 20 a page; or every geotagged note as GeoJSON',
       description: 'JSON: 20 notes a page; next and previous are also sent in a Link header. ' +
         `\`output=geojson\`: every geotagged note matching the filters in one RFC 7946 FeatureCollection (application/geo+json), newest first, at most ${maxNoteFeatures}, not paged (\`page\` is ignored), so that GIS tools (GDAL, QGIS, geopandas) read them all in one request. ` +
@@ -108,7 +109,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/notes/:slug/', operationId: 'getNote', tag: 'Content',
+      method: 'get', path: '/api/v1/notes/:slug/', operationId: 'getNote', cache: cachePolicy.content, tag: 'Content',
       summary: 'One lab note with its Markdown body',
       params: slugParamsSchema,
       responses: { 200: { description: 'The note', content: { 'application/json': noteSchema.extend({ body: z.string() }) } }, 404: { description: 'No such note' } },
@@ -123,7 +124,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/publications/', operationId: 'listPublications', tag: 'Content',
+      method: 'get', path: '/api/v1/publications/', operationId: 'listPublications', cache: cachePolicy.content, tag: 'Content',
       summary: 'Publications, newest year first, 20 a page',
       query: publicationsQuerySchema,
       responses: { 200: { description: 'A page of publications', content: { 'application/json': page(publicationSchema, 'PublicationPage') } }, 404: { description: 'The page is past the last one' } },
@@ -137,7 +138,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/publications/:id/', operationId: 'getPublication', tag: 'Content',
+      method: 'get', path: '/api/v1/publications/:id/', operationId: 'getPublication', cache: cachePolicy.content, tag: 'Content',
       summary: 'One publication with its abstract and linked authors',
       params: idParamsSchema,
       responses: { 200: { description: 'The publication', content: { 'application/json': publicationSchema } }, 404: { description: 'No such publication' } },
@@ -152,7 +153,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/publications/:id/cite.ris', operationId: 'citePublication', tag: 'Content',
+      method: 'get', path: '/publications/:id/cite.ris', operationId: 'citePublication', cache: cachePolicy.content, tag: 'Content',
       summary: 'RIS citation file of a publication, for reference managers',
       params: idParamsSchema,
       responses: { 200: { description: 'The RIS record', content: { 'application/x-research-info-systems': z.string() } }, 404: { description: 'No such publication' } },
@@ -170,7 +171,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/team/', operationId: 'listTeam', tag: 'Content', summary: 'The team, in the order the organisation gives',
+      method: 'get', path: '/api/v1/team/', operationId: 'listTeam', cache: cachePolicy.content, tag: 'Content', summary: 'The team, in the order the organisation gives',
       responses: { 200: { description: 'The team', content: { 'application/json': list(teamSchema, 'Team') } } },
     },
     async (ctx) => {
@@ -182,7 +183,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/research/', operationId: 'listResearch', tag: 'Content',
+      method: 'get', path: '/api/v1/research/', operationId: 'listResearch', cache: cachePolicy.content, tag: 'Content',
       summary: 'Research programmes with their instruments, team and publications',
       responses: { 200: { description: 'The programmes', content: { 'application/json': list(researchSchema, 'ResearchProgrammes') } } },
     },
@@ -195,7 +196,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/research/:slug/', operationId: 'getResearch', tag: 'Content', summary: 'One research programme',
+      method: 'get', path: '/api/v1/research/:slug/', operationId: 'getResearch', cache: cachePolicy.content, tag: 'Content', summary: 'One research programme',
       params: slugParamsSchema,
       responses: { 200: { description: 'The programme', content: { 'application/json': researchSchema } }, 404: { description: 'No such programme' } },
     },
@@ -209,7 +210,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/education/', operationId: 'listEducation', tag: 'Content',
+      method: 'get', path: '/api/v1/education/', operationId: 'listEducation', cache: cachePolicy.content, tag: 'Content',
       summary: 'Education programmes: residencies, fellowships, camps, teacher development',
       responses: { 200: { description: 'The programmes', content: { 'application/json': list(educationSchema, 'EducationProgrammes') } } },
     },
@@ -222,7 +223,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/activity/', operationId: 'listActivity', tag: 'Content',
+      method: 'get', path: '/api/v1/activity/', operationId: 'listActivity', cache: cachePolicy.content, tag: 'Content',
       summary: 'Lab notes and publications merged, newest first',
       query: activityQuerySchema,
       responses: { 200: { description: 'The feed', content: { 'application/json': list(activitySchema, 'Activity') } } },
@@ -236,7 +237,7 @@ export function addContentRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/search/', operationId: 'search', tag: 'Content',
+      method: 'get', path: '/api/v1/search/', operationId: 'search', cache: cachePolicy.content, tag: 'Content',
       summary: 'Full-text search over programmes, instruments, notes, education, team and publications',
       description: 'English stemming ("measuring" finds "measurement"), websearch syntax, ranked by relevance, at most 20 results.',
       query: searchQuerySchema,

@@ -35,6 +35,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   params?: P;
   body?: { contentType: string; schema: z.ZodTypeAny; description: string };
   security?: boolean;
+  /** Cache-Control of a successful answer (errors carry none); a handler may set another. */
+  cache?: string;
   responses: Responses;
 };
 
@@ -132,6 +134,7 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     if (crossErrors.length > 0) throw invalidParameters(crossErrors);
     const params = spec.params ? parseInput(spec.params, ctx.params) : {};
     const input = { query, params } as RouteInput<Q, P>;
+    if (spec.cache) ctx.set('Cache-Control', spec.cache);
     try {
       await handler(ctx, input);
     } catch (error) {

@@ -27,6 +27,9 @@ export function guardStream(ctx: Context, body: Readable, limits: { deadlineMs: 
   res.once('close', () => {
     clearInterval(timer);
     res.off('drain', onDrain);
+    // The answer ended before its source did (the client went away, or was cut): end the source, which
+    // cancels its COPY. Koa destroys only what it pipes, which is the compressor when the answer is compressed.
+    if (!body.readableEnded) body.destroy();
   });
   // The source failed after the status was sent (its connection was lost): end the connection, so that the
   // client sees a cut answer at once instead of waiting for the rest. Koa leaves such a response open.

@@ -1,7 +1,9 @@
-import { createReadStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { addRoute, listRoutes, type Api } from '../http/route.js';
+import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
@@ -19,6 +21,23 @@ const docsAssets = new Map([
   ['swagger-ui.css', 'text/css; charset=utf-8'],
   ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
 ]);
+
+type Asset = { type: string; bytes: Buffer; etag: string; modified: Date };
+const loadedAssets = new Map<string, Asset>();
+
+/** A docs asset, read once and kept with its tag (a release never changes it); undefined for any other name. */
+function docsAsset(file: string): Asset | undefined {
+  const type = docsAssets.get(file);
+  if (!type) return undefined;
+  let asset = loadedAssets.get(file);
+  if (!asset) {
+    const where = path.join(swaggerDir, file);
+    const bytes = readFileSync(where);
+    asset = { type, bytes, etag: `"${createHash('sha1').update(bytes).digest('base64url')}"`, modified: statSync(where).mtime };
+    loadedAssets.set(file, asset);
+  }
+  return asset;
+}
 
 const discoverySchema = z
   .object({
@@ -40,7 +59,7 @@ export function addMetaRoutes(api: Api): void {
     {
       method: 'get',
       path: '/api/v1/',
-      operationId: 'discover',
+      operationId: 'discover', cache: cachePolicy.release,
       summary: 'Discovery: what this API offers and where',
       tag: 'Meta',
       responses: { 200: { description: 'The discovery document', content: { 'application/json': discoverySchema } } },
@@ -86,7 +105,7 @@ export function addMetaRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/stats/', operationId: 'stats', tag: 'Meta',
+      method: 'get', path: '/api/v1/stats/', operationId: 'stats', cache: cachePolicy.live, tag: 'Meta',
       summary: 'Counts of stations, readings (from the rollups) and content',
       responses: { 200: { description: 'The counts', content: { 'application/json': z.record(z.unknown()) } } },
     },
@@ -99,7 +118,7 @@ export function addMetaRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/changelog/', operationId: 'changelog', tag: 'Meta',
+      method: 'get', path: '/api/v1/changelog/', operationId: 'changelog', cache: cachePolicy.release, tag: 'Meta',
       summary: 'The changes of each release, newest first',
       responses: { 200: { description: 'The changelog', content: { 'application/json': changelogSchema } } },
     },
@@ -113,7 +132,7 @@ export function addMetaRoutes(api: Api): void {
     {
       method: 'get',
       path: '/api/v1/openapi.json',
-      operationId: 'openapi',
+      operationId: 'openapi', cache: cachePolicy.release,
       summary: 'This OpenAPI 3.1 document',
       tag: 'Meta',
       responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': z.record(z.unknown()) } } },
@@ -128,7 +147,7 @@ export function addMetaRoutes(api: Api): void {
     {
       method: 'get',
       path: '/api/v1/docs/',
-      operationId: 'docs',
+      operationId: 'docs', cache: cachePolicy.release,
       summary: 'Human-readable API documentation rendered from the OpenAPI document',
       tag: 'Meta',
       responses: { 200: { description: 'An HTML page', content: { 'text/html': z.string() } } },
@@ -149,19 +168,21 @@ export function addMetaRoutes(api: Api): void {
       summary: 'Static assets of the documentation page',
       tag: 'Meta',
       params: z.object({ file: z.string() }),
+      cache: 'public, max-age=86400',
       responses: { 200: { description: 'A stylesheet or script' }, 404: { description: 'No such asset' } },
     },
     (ctx, { params }) => {
-      const type = docsAssets.get(params.file);
       if (params.file === 'docs.js') {
         ctx.type = 'text/javascript; charset=utf-8';
         ctx.body = docsScript;
         return;
       }
-      if (!type) throw notFound(`no documentation asset named '${params.file}'`);
-      ctx.type = type;
-      ctx.set('Cache-Control', 'public, max-age=86400');
-      ctx.body = createReadStream(path.join(swaggerDir, params.file));
+      const asset = docsAsset(params.file);
+      if (!asset) throw notFound(`no documentation asset named '${params.file}'`);
+      ctx.type = asset.type;
+      ctx.set('ETag', asset.etag);
+      ctx.lastModified = asset.modified;
+      ctx.body = asset.bytes;
     },
   );
 }

@@ -1,5 +1,5 @@
-import { Readable } from 'node:stream';
 import { addRoute, type Api } from '../http/route.js';
+import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
 import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
@@ -45,7 +45,7 @@ export function addReadingRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/data/latest/', operationId: 'latestReading', tag: 'Readings',
+      method: 'get', path: '/api/v1/data/latest/', operationId: 'latestReading', cache: cachePolicy.live, tag: 'Readings',
       summary: 'The most recent reading of a station',
       query: latestQuerySchema,
       responses: {
@@ -67,7 +67,7 @@ export function addReadingRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', tag: 'Readings',
+      method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'A station\'s readings over the last hours, oldest first',
       query: historicalQuerySchema,
       responses: {
@@ -89,7 +89,7 @@ export function addReadingRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', tag: 'Readings',
+      method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'Mean, min, max and count of the metrics per hour, day, week or month',
       description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
       query: aggregateQuerySchema,
@@ -102,6 +102,8 @@ export function addReadingRoutes(api: Api): void {
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
       const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
+      // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
+      if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       if (query.output === 'csv') {
         const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, args));
         const range = { from: query.from_date, to: query.to_date };
@@ -109,7 +111,8 @@ export function addReadingRoutes(api: Api): void {
         const cite = citation(config.baseUrl, [stationId], range, dataset);
         ctx.type = 'text/csv; charset=utf-8';
         attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
-        ctx.body = Readable.from(aggregateCsv(results, preamble(cite, aggregateColumns)));
+        // Whole, not streamed: the rows are already in memory, and a known body can carry an ETag.
+        ctx.body = [...aggregateCsv(results, preamble(cite, aggregateColumns))].join('');
         return;
       }
       const { count, results } = await aggregateReadingsJson(db.pool, args);
@@ -123,7 +126,7 @@ export function addReadingRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/data/compare/', operationId: 'compareStations', tag: 'Readings',
+      method: 'get', path: '/api/v1/data/compare/', operationId: 'compareStations', cache: cachePolicy.live, tag: 'Readings',
       summary: 'One metric of up to 10 stations, aligned on common time buckets',
       description: 'interval_seconds is the smallest of 60, 300, 900, 3600, 10800, 21600 and 86400 that gives at most 720 buckets; each value is the mean of the station\'s readings in the bucket, null when it has none.',
       query: compareQuerySchema,
@@ -149,7 +152,7 @@ export function addReadingRoutes(api: Api): void {
   addRoute(
     api,
     {
-      method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', tag: 'Readings',
+      method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', cache: cachePolicy.download, tag: 'Readings',
       summary: 'Full history as CSV, streamed, with licence and citation',
       description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp). Dates are inclusive whole UTC days.`,
       query: downloadQuerySchema,

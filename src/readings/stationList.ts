@@ -1,5 +1,6 @@
 import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
 import { addRoute, type Api } from '../http/route.js';
+import { cachePolicy } from '../http/cachePolicy.js';
 import { z } from '../http/zod.js';
 import { stationStatuses } from '../stations/schema.js';
 import { listStationsWithLatest, type StationWithLatestRow } from './queries.js';
@@ -52,7 +53,7 @@ export function addStationListRoute(api: Api): void {
     {
       method: 'get',
       path: '/api/v1/stations/',
-      operationId: 'listStations',
+      operationId: 'listStations', cache: cachePolicy.stations,
       summary: 'All stations with their latest reading',
       description: 'JSON by default; `output=geojson` gives an RFC 7946 FeatureCollection (application/geo+json).',
       tag: 'Stations',

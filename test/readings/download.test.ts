@@ -139,7 +139,8 @@ describeEngines('download limits', (env) => {
     await env().db.pool.query(sql.type(z.object({}))`
       insert into readings (station_id, ts, temperature_c, quality_flag)
       select 'dl-slow', '2020-01-01'::timestamptz + i * interval '1 minute', 1, 'ok' from generate_series(1, 300000) as i`);
-    const response = await env().get('/api/v1/data/download/?station=dl-slow');
+    // Uncompressed, so that the answer is large enough to outlive the limit at this client's pace.
+    const response = await env().get('/api/v1/data/download/?station=dl-slow', { headers: { 'Accept-Encoding': 'identity' } });
     assert.equal(response.status, 200);
     // A client that reads slowly: the COPY cannot finish within the limit.
     const reader = response.body!.getReader();
