@@ -75,9 +75,15 @@ async function findNotes(db: CommonQueryMethods, filter: NoteFilter, limit: numb
   `);
 }
 
+/**
+ * Where a page starts. A page number far past any list (up to the largest safe integer) still gets its
+ * count, so that it is answered as past the last page: the offset is bounded to what bigint holds.
+ */
+const offsetOf = (page: number) => Math.min((page - 1) * pageSize, 2 ** 53);
+
 /** One page of notes, newest first, with the number of notes matching the filter. */
 export async function listNotes(db: CommonQueryMethods, filter: NoteFilter, page: number): Promise<Page<NoteRow>> {
-  return findNotes(db, filter, pageSize, (page - 1) * pageSize);
+  return findNotes(db, filter, pageSize, offsetOf(page));
 }
 
 /** Every geotagged note matching the filter, newest first, up to `limit`, with how many match. */
@@ -113,12 +119,17 @@ export async function listPublications(db: CommonQueryMethods, filter: Publicati
     with filtered as not materialized (select p.* from publications p ${where(conditions)})
     select (select count(*) from filtered) as total,
       coalesce((select jsonb_agg(to_jsonb(x)) from (
-        select ${publicationColumns} from filtered f order by f.year desc, f.id desc limit ${pageSize} offset ${(page - 1) * pageSize}
+        select ${publicationColumns} from filtered f order by f.year desc, f.id desc limit ${pageSize} offset ${offsetOf(page)}
       ) x), '[]') as items
   `);
 }
 
+/** The largest value of an `integer` column: an id beyond it names no publication. */
+const maxInteger = 2_147_483_647;
+
+/** One publication with its linked authors, or null (also for an id no integer column can hold). */
 export async function findPublication(db: CommonQueryMethods, id: number): Promise<PublicationRow | null> {
+  if (id > maxInteger) return null;
   return db.maybeOneFirst(sql.type(z.object({ publication: publicationRow }))`
     select to_jsonb(x) as publication from (select ${publicationColumns} from publications f where f.id = ${id}) x
   `);

@@ -2,20 +2,49 @@ import { z } from './zod.js';
 
 // Query and path parameter validators that more than one capability uses.
 
+const stationIdPattern = '[A-Za-z0-9][A-Za-z0-9_.-]{0,63}';
+
 /** A station_id as it appears in paths and queries. */
 export const stationIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores');
+  .regex(new RegExp(`^${stationIdPattern}$`), 'must be 1 to 64 letters, digits, dots, dashes or underscores');
 
-/** An integer query parameter that api.md says is clamped rather than refused when out of range. */
+/**
+ * Comma-separated station ids (spaces around the commas allowed), at most `max`; a station named twice
+ * counts once. The document carries the same rule as a pattern, so that clients can check it too.
+ */
+export const stationListSchema = (max: number) => {
+  const pattern = `^ *${stationIdPattern} *(, *${stationIdPattern} *){0,${max - 1}}$`;
+  return z
+    .string()
+    .regex(new RegExp(pattern), `must be 1 to ${max} comma-separated station ids`)
+    .transform((value) => [...new Set(value.split(',').map((id) => id.trim()))])
+    .openapi({ type: 'string', pattern, minLength: 1, description: `Comma-separated station_ids, at most ${max}`, example: 'alpine-01,coast-01' });
+};
+
+/**
+ * An integer query parameter that api.md says is clamped rather than refused when out of range: any
+ * whole number is valid input, so the document gives no minimum or maximum, only the clamp.
+ */
 export const clampedInteger = (fallback: number, min: number, max: number) =>
   z
     .string()
-    .regex(/^[+-]?\d{1,9}$/, 'must be a whole number')
+    .regex(/^[+-]?\d+$/, 'must be a whole number')
     .transform((value) => Math.min(max, Math.max(min, Number(value))))
     .optional()
     .transform((value) => value ?? fallback)
-    .openapi({ type: 'integer', minimum: min, maximum: max, default: String(fallback), description: `Clamped to ${min}..${max}` });
+    // The query string carries text; the document describes the integer it means, default included.
+    .openapi({ type: 'integer', default: fallback as unknown as string, description: `Clamped to ${min}..${max}` });
+
+/**
+ * A positive whole number of any length (a page, a record id). One too large for any list or column is
+ * still valid input, answered as not found, so it is read as the largest safe integer.
+ */
+export const positiveInteger = z
+  .string()
+  .regex(/^0*[1-9]\d*$/, 'must be a positive whole number')
+  .transform((value) => Math.min(Number(value), Number.MAX_SAFE_INTEGER))
+  .openapi({ type: 'integer', minimum: 1 });
 
 /** A whole UTC day, YYYY-MM-DD, that exists in the calendar. */
 export const dateSchema = z

@@ -43,10 +43,14 @@ export function addIngestRoutes(api: Api): void {
         `At most ${config.ingestMaxReadings} readings and ${config.ingestMaxBytes} bytes per request.`,
       tag: 'Ingest',
       security: true,
-      body: { contentType: 'application/json', schema: ingestDocumentedBodySchema, description: 'The batch' },
+      body: {
+        contentType: 'application/json',
+        schema: ingestDocumentedBodySchema,
+        description: 'The batch. A body holding a key named `__proto__` (or `constructor` with a `prototype`) anywhere is refused whole with a 400: such keys alter objects in many JSON consumers.',
+      },
       responses: {
         201: { description: 'Stored', content: { 'application/json': ingestResultSchema } },
-        400: { description: 'Empty readings, a station_id that is not the key\'s, or a body that is not JSON' },
+        400: { description: 'Empty readings, a station_id that is not the key\'s, a body that is not JSON (or does not decompress), or one with a `__proto__` key' },
         401: { description: 'No Authorization: Token header' },
         403: { description: 'The key is unknown or revoked, or the station is unknown' },
         413: { description: 'Too many readings or too many bytes' },

@@ -11,7 +11,8 @@ const nullableNumber = z.number().nullable().optional();
 export const ingestReadingSchema = z
   .object({
     timestamp: z.string().openapi({
-      description: 'ISO 8601; without an offset it is UTC. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
+      format: 'date-time',
+      description: 'RFC 3339 date-time, as stations send it; ISO 8601 without an offset is also taken, as UTC. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
       example: '2026-11-22T10:00:00Z',
     }),
     temperature_c: nullableNumber,

@@ -69,7 +69,7 @@ export function addReadingRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'A station\'s readings over the last hours, oldest first',
-      query: historicalQuerySchema,
+      query: historicalQuerySchema(config.defaultStation),
       responses: {
         200: { description: 'The readings', content: { 'application/json': historicalSchema } },
         404: { description: 'The station is unknown' },
@@ -92,7 +92,7 @@ export function addReadingRoutes(api: Api): void {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'Mean, min, max and count of the metrics per hour, day, week or month',
       description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
-      query: aggregateQuerySchema,
+      query: aggregateQuerySchema(config.defaultStation),
       checks: dateRangeErrors,
       responses: {
         200: { description: 'The aggregates', content: { 'application/json': aggregateSchema, 'text/csv': z.string() } },
@@ -154,8 +154,8 @@ export function addReadingRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', cache: cachePolicy.download, tag: 'Readings',
       summary: 'Full history as CSV, streamed, with licence and citation',
-      description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp). Dates are inclusive whole UTC days.`,
-      query: downloadQuerySchema,
+      description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp): one of the two is required${config.defaultStation ? ` unless DEFAULT_STATION (${config.defaultStation}) stands for station` : ''}, and giving both is a 400. Dates are inclusive whole UTC days.`,
+      query: downloadQuerySchema(config.defaultStation),
       checks: downloadErrors,
       responses: {
         200: { description: 'CSV: comment lines with licence and citation, a header row, then the readings', content: { 'text/csv': z.string() } },

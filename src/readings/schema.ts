@@ -1,14 +1,26 @@
 import type { ParamError } from '../http/problem.js';
 import { z } from '../http/zod.js';
-import { clampedInteger, dateSchema, stationIdSchema } from '../http/params.js';
+import { clampedInteger, dateSchema, stationIdSchema, stationListSchema } from '../http/params.js';
 import { qualityFlags } from './quality.js';
 
 export const qualitySchema = z.enum(qualityFlags).optional().openapi({ description: 'Keep only readings with this flag' });
 
-const optionalStation = stationIdSchema.optional().openapi({ description: 'A station_id; DEFAULT_STATION when omitted and set' });
+/**
+ * `station` where api.md allows a default: required unless DEFAULT_STATION is set. The handler applies
+ * the default (stationParam), so the schema takes it as optional and the document says which it is.
+ */
+const stationWithDefault = (defaultStation: string | undefined) =>
+  stationIdSchema.optional().openapi({
+    param: { required: !defaultStation },
+    description: defaultStation ? `A station_id; ${defaultStation} (DEFAULT_STATION) when omitted` : 'A station_id',
+  });
 
 const dateRange = <T extends z.ZodRawShape>(shape: T) =>
-  z.object({ ...shape, from_date: dateSchema.optional(), to_date: dateSchema.optional() });
+  z.object({
+    ...shape,
+    from_date: dateSchema.optional().openapi({ description: 'First UTC day, inclusive; not after to_date (400)' }),
+    to_date: dateSchema.optional().openapi({ description: 'Last UTC day, inclusive' }),
+  });
 
 /** Rules across parameters, reported in the same 400 as the schema's. */
 export function dateRangeErrors(q: { from_date?: string; to_date?: string }): ParamError[] {
@@ -17,8 +29,8 @@ export function dateRangeErrors(q: { from_date?: string; to_date?: string }): Pa
 
 export const latestQuerySchema = z.object({ station: stationIdSchema });
 
-export const historicalQuerySchema = z.object({
-  station: optionalStation,
+export const historicalQuerySchema = (defaultStation: string | undefined) => z.object({
+  station: stationWithDefault(defaultStation),
   hours: clampedInteger(24, 1, 720),
   quality: qualitySchema,
 });
@@ -26,31 +38,17 @@ export const historicalQuerySchema = z.object({
 export const aggregatePeriods = ['hour', 'day', 'week', 'month'] as const;
 export type AggregatePeriod = (typeof aggregatePeriods)[number];
 
-export const aggregateQuerySchema = dateRange({
-  station: optionalStation,
+export const aggregateQuerySchema = (defaultStation: string | undefined) => dateRange({
+  station: stationWithDefault(defaultStation),
   period: z.enum(aggregatePeriods).default('day'),
   quality: qualitySchema,
   output: z.enum(['json', 'csv']).default('json'),
 });
-export type AggregateQuery = z.infer<typeof aggregateQuerySchema>;
+export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
 
 export const compareParams = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10', 'co2_ppm'] as const;
 export type CompareParam = (typeof compareParams)[number];
 export const maxCompareStations = 10;
-
-/** A comma-separated list of station ids, each valid, none repeated. */
-export const stationListSchema = (max: number) =>
-  z
-    .string()
-    .transform((value) => value.split(',').map((s) => s.trim()).filter((s) => s !== ''))
-    .pipe(
-      z
-        .array(stationIdSchema)
-        .min(1, 'must name at least one station')
-        .max(max, `must name at most ${max} stations`)
-        .refine((ids) => new Set(ids).size === ids.length, 'must not name a station twice'),
-    )
-    .openapi({ type: 'string', description: `Comma-separated station_ids, at most ${max}`, example: 'alpine-01,coast-01' });
 
 export const compareQuerySchema = z.object({
   stations: stationListSchema(maxCompareStations),
@@ -62,12 +60,15 @@ export type CompareQuery = z.infer<typeof compareQuerySchema>;
 
 export const maxDownloadStations = 50;
 
-export const downloadQuerySchema = dateRange({
-  station: optionalStation,
+/** `station` or `stations`: the cross-check (downloadErrors, stationParam) enforces one, and only one. */
+export const downloadQuerySchema = (defaultStation: string | undefined) => dateRange({
+  station: stationIdSchema.optional().openapi({
+    description: `One station_id${defaultStation ? `; ${defaultStation} (DEFAULT_STATION) when neither station nor stations is given` : ''}. Give station or stations, not both.`,
+  }),
   stations: stationListSchema(maxDownloadStations).optional(),
   quality: qualitySchema,
 });
-export type DownloadQuery = z.infer<typeof downloadQuerySchema>;
+export type DownloadQuery = z.infer<ReturnType<typeof downloadQuerySchema>>;
 
 export function downloadErrors(q: DownloadQuery): ParamError[] {
   return [

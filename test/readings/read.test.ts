@@ -263,11 +263,19 @@ describeEngines('GET /data/compare/', (env) => {
     const eleven = Array.from({ length: 11 }, (_, i) => `s${i}`).join(',');
     const many = await env().getJson(`/api/v1/data/compare/?stations=${eleven}`);
     assert.equal(many.status, 400);
-    assert.deepEqual(many.body.errors, [{ param: 'stations', message: 'must have at most 10 items' }]);
+    assert.deepEqual(many.body.errors, [{ param: 'stations', message: 'must be 1 to 10 comma-separated station ids' }]);
     const param = await env().getJson('/api/v1/data/compare/?stations=cmp-a&param=wind');
     assert.deepEqual(param.body.errors, [{ param: 'param', message: 'must be one of temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm' }]);
     const none = await env().getJson('/api/v1/data/compare/');
     assert.deepEqual(none.body.errors, [{ param: 'stations', message: 'is required' }]);
+    for (const list of ['cmp-a,,cmp-b', 'cmp-a,', ',cmp-a', 'cmp-a;cmp-b', 'cmp-a,\tcmp-b']) {
+      const bad = await env().getJson(`/api/v1/data/compare/?stations=${encodeURIComponent(list)}`);
+      assert.deepEqual(bad.body.errors, [{ param: 'stations', message: 'must be 1 to 10 comma-separated station ids' }], list);
+    }
+    // Spaces around the commas are fine, and a station named twice counts once.
+    const twice = await env().getJson(`/api/v1/data/compare/?stations=${encodeURIComponent('cmp-a , cmp-b,cmp-a')}`);
+    assert.equal(twice.status, 200);
+    assert.deepEqual(Object.keys(twice.body.series), ['cmp-a', 'cmp-b']);
     const unknown = await env().getJson('/api/v1/data/compare/?stations=cmp-a,cmp-ghost');
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.detail, "station 'cmp-ghost' is unknown");
