@@ -25,7 +25,7 @@ export type DemoFeedOptions = {
   /** Where this service listens: readings go through its real ingest route, as a station's would. */
   origin: string;
   log: Logger;
-  /** Between checks for a due minute; a minute by default. */
+  /** Between checks for a due minute: 5 s by default, so that each minute's reading lands within seconds of it. */
   intervalMs?: number;
   now?: () => number;
 };
@@ -40,7 +40,7 @@ const latestRow = z.object({ station_id: z.string(), ts: z.string().nullable() }
  * a second reading. Failures are logged and never end the process.
  */
 export async function startDemoFeed(options: DemoFeedOptions): Promise<DemoFeed> {
-  const { db, origin, log, intervalMs = minute, now = Date.now } = options;
+  const { db, origin, log, intervalMs = 5_000, now = Date.now } = options;
   await deleteKeysLabelled(db, demoFeedKeyLabel);
   const active = await db.anyFirst(sql.type(z.object({ station_id: z.string() }))`
     select station_id from stations
@@ -91,7 +91,7 @@ export async function startDemoFeed(options: DemoFeedOptions): Promise<DemoFeed>
         if (feed.failing) log.info({ station: stationId }, 'demo feed posts again');
         feed.failing = false;
       } catch (error) {
-        // Once per failing spell, not every minute; the next tick posts what this one missed.
+        // Once per failing spell, not at every tick; the next tick posts what this one missed.
         if (!feed.failing) log.warn({ err: error, station: stationId }, 'demo feed could not post; it retries every minute');
         feed.failing = true;
       }
