@@ -2,6 +2,7 @@ import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson
 import { addRoute, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
 import { z } from '../http/zod.js';
+import { stationRow } from '../stations/queries.js';
 import { stationStatuses } from '../stations/schema.js';
 import { listStationsWithLatest, type StationWithLatestRow } from './queries.js';
 import { readingSchema, shapeReading } from './shape.js';
@@ -9,14 +10,8 @@ import { readingSchema, shapeReading } from './shape.js';
 // The station list carries each station's latest reading, so it lives with the readings, which know
 // stations, rather than with the stations, which would then have to know readings.
 
-export const stationSchema = z
-  .object({
-    station_id: z.string(),
-    name: z.string(),
-    location_name: z.string(),
-    altitude_m: z.number(),
-    latitude: z.number().nullable(),
-    longitude: z.number().nullable(),
+export const stationSchema = stationRow
+  .extend({
     status: z.enum(stationStatuses),
     last_seen: z.string().datetime().nullable(),
     latest_reading: readingSchema.nullable(),

@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { lines, runCli, spawnServe, type ServeProcess } from '../helpers/cli.js';
+import { lines, runCli, runCommand, spawnServe, type ServeProcess } from '../helpers/cli.js';
 
 // The README's path for a newcomer, on the embedded PostgreSQL as `make start` runs it: the service
 // with its demo, then, in another terminal, a key for a demo station, a reading posted with curl, and
 // the reading in latest and the widget. Engine-independent: the embedded server is plain PostgreSQL.
-
-function curl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('curl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const postmasterPid = (dataDir: string): number | undefined => {
   const file = path.join(dataDir, 'postgres', 'postmaster.pid');
@@ -69,7 +56,7 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     assert.match(listed.stdout, /\tactive\tcreated [^\t]+\tenvmon demo feed$/m, 'the live demo feed posts with its own key');
 
     const timestamp = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 30_000).toISOString();
-    const posted = await curl([
+    const posted = await runCommand('curl', [
       '-sS', '-X', 'POST', `${serve.url}/api/v1/ingest/environmental/`,
       '-H', `Authorization: Token ${key}`, '-H', 'Content-Type: application/json',
       '-d', JSON.stringify({ station_id: 'alpine-01', readings: [{ timestamp, temperature_c: 4.2, humidity_rh: 71 }] }),

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { importContent, parseContentFile } from '../../src/content/importContent
 import { parseChangelog } from '../../src/meta/changelog.js';
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
-import { lines, runCli } from '../helpers/cli.js';
+import { lines, runCli, runCommand } from '../helpers/cli.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
 
 const demoFile = path.resolve('src/content/demoContent.json');
@@ -418,7 +417,7 @@ describeEngines('notes as GeoJSON for GIS tools', (env) => {
   it('is read whole by GDAL, which never follows a Link', async function () {
     this.timeout(60_000);
     const url = `${env().origin}/api/v1/notes/?output=geojson`;
-    const gdal = await run('ogr2ogr', ['-f', 'CSV', '/vsistdout/', url, '-lco', 'GEOMETRY=AS_XY']);
+    const gdal = await runCommand('ogr2ogr', ['-f', 'CSV', '/vsistdout/', url, '-lco', 'GEOMETRY=AS_XY']);
     assert.equal(gdal.code, 0, gdal.stderr);
     const [header, ...rows] = gdal.stdout.trim().split('\n');
     const columns = header!.split(',');
@@ -430,15 +429,3 @@ describeEngines('notes as GeoJSON for GIS tools', (env) => {
     assert.deepEqual([Number(first[0]), Number(first[1])], [4 + 2 / 40, 44 + 2 / 50]);
   });
 });
-
-function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}

@@ -8,11 +8,13 @@ export type CliResult = { code: number | null; stdout: string; stderr: string };
 
 /** Runs the real `envmon` command with only the given settings (plus PATH), as an operator would. */
 export function runCli(args: string[], settings: Record<string, string>): Promise<CliResult> {
+  return runCommand(process.execPath, [envmonBin, ...args], { LOG_LEVEL: 'silent', ...settings });
+}
+
+/** Runs a program (a real client: curl, GDAL) with only PATH and `env`; resolves with its exit code and output. */
+export function runCommand(command: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [envmonBin, ...args], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...settings },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
