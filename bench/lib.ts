@@ -114,6 +114,19 @@ export function chunk<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/** The median milliseconds of `runs` calls of `fn`, after two unmeasured ones that warm it. */
+export async function medianMs(runs: number, fn: () => Promise<void>): Promise<number> {
+  await fn();
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  return percentile(times.sort((a, b) => a - b), 50);
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

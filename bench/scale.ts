@@ -11,23 +11,11 @@ import { createSlonikPool } from '../src/db/pool.js';
 import { issueKey } from '../src/stations/keys.js';
 import { upsertStation } from '../src/stations/queries.js';
 import { loadStationYears, yearMinutes } from './dataset.js';
-import { benchRows, chunk, eachEngine, fmt, percentile, startServe } from './lib.js';
+import { benchRows, chunk, eachEngine, fmt, medianMs, startServe } from './lib.js';
 
 const sizes = (process.env.BENCH_SCALE_SIZES ?? '1,4,16').split(',').map(Number);
 const runs = Number(process.env.BENCH_SCALE_RUNS ?? 20);
 const ingestBatches = Number(process.env.BENCH_SCALE_INGEST_BATCHES ?? 5);
-
-async function p50(fn: () => Promise<void>): Promise<number> {
-  await fn();
-  await fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
-  }
-  return percentile(times.sort((a, b) => a - b), 50);
-}
 
 /** A GET whose whole body is read and parsed, as a client does. */
 const getJson = (url: string) => async () => {
@@ -96,13 +84,13 @@ await eachEngine('scale', async (engine, databaseUrl) => {
         const api = `${serve.url}/api/v1`;
         started = performance.now();
         const latencies: Record<string, number> = {
-          latest: await p50(getJson(`${api}/data/latest/?station=year-1`)),
-          historical_24h: await p50(getJson(`${api}/data/historical/?station=year-1&hours=24`)),
-          aggregate_day: await p50(getJson(`${api}/data/aggregate/?station=year-1&period=day`)),
-          aggregate_month: await p50(getJson(`${api}/data/aggregate/?station=year-1&period=month`)),
-          compare_720h: await p50(getJson(`${api}/data/compare/?stations=${ten}&hours=720`)),
-          stats: await p50(getJson(`${api}/stats/`)),
-          health: await p50(getJson(`${api}/health/`)),
+          latest: await medianMs(runs, getJson(`${api}/data/latest/?station=year-1`)),
+          historical_24h: await medianMs(runs, getJson(`${api}/data/historical/?station=year-1&hours=24`)),
+          aggregate_day: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=day`)),
+          aggregate_month: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=month`)),
+          compare_720h: await medianMs(runs, getJson(`${api}/data/compare/?stations=${ten}&hours=720`)),
+          stats: await medianMs(runs, getJson(`${api}/stats/`)),
+          health: await medianMs(runs, getJson(`${api}/health/`)),
         };
         // Compare and health list every station they name or know: per station, they measure the history.
         const stationCount = Math.min(10, size);

@@ -33,7 +33,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   /** Rules across query parameters, checked after the schema; their errors join the same 400. */
   checks?: (query: z.infer<Q>) => ParamError[];
   params?: P;
-  body?: { contentType: string; schema: z.ZodTypeAny; description: string };
+  /** The request body: its schema per media type. */
+  body?: { content: Record<string, z.ZodTypeAny>; description: string };
   security?: boolean;
   /** Cache-Control of a successful answer (errors carry none); a handler may set another. */
   cache?: string;
@@ -119,7 +120,7 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
       ...(spec.query ? { query: spec.query } : {}),
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.body
-        ? { body: { description: spec.body.description, required: true, content: { [spec.body.contentType]: { schema: spec.body.schema } } } }
+        ? { body: { description: spec.body.description, required: true, content: Object.fromEntries(Object.entries(spec.body.content).map(([type, schema]) => [type, { schema }])) } }
         : {}),
     },
     ...(spec.security ? { security: [{ stationToken: [] }] } : {}),

@@ -1,33 +1,19 @@
-import { koaBody } from 'koa-body';
-import { bodyProblem } from '../http/bodyProblem.js';
 import { addRoute, type Api } from '../http/route.js';
-import { badRequest, forbidden, payloadTooLarge, unsupportedMediaType } from '../http/problem.js';
-import { parseInput } from '../http/validate.js';
+import { badRequest, forbidden, payloadTooLarge } from '../http/problem.js';
+import { z } from '../http/zod.js';
 import { authenticateStation } from '../stations/authenticate.js';
 import { stationExists } from '../stations/queries.js';
-import { ingestBodySchema, ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
-import { parseReading, RowError } from './parseReading.js';
-import { storeReadings, type NewReading } from './store.js';
+import { BatchEncoder } from './batchEncoder.js';
+import { sourceOfEncoded, streamingSource } from './batchSource.js';
+import { ingestFormat, ingestMediaTypes, readIngestBody } from './ingestBody.js';
+import { ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
+import { RowError } from './readingRules.js';
+import { storeBatch } from './store.js';
 
 const maxErrorDetails = 100;
 
 export function addIngestRoutes(api: Api): void {
   const { config, db, log } = api.deps;
-  // The byte limit is enforced while the body streams in (and from Content-Length before that),
-  // so an oversized batch is refused without being read whole, let alone parsed.
-  const readJson = koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: config.ingestMaxBytes,
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    patchNode: false,
-    patchKoa: true,
-    onError: (error) => {
-      throw bodyProblem(error);
-    },
-  });
 
   addRoute(
     api,
@@ -44,55 +30,59 @@ export function addIngestRoutes(api: Api): void {
       tag: 'Ingest',
       security: true,
       body: {
-        contentType: 'application/json',
-        schema: ingestDocumentedBodySchema,
-        description: 'The batch. A body holding a key named `__proto__` (or `constructor` with a `prototype`) anywhere is refused whole with a 400: such keys alter objects in many JSON consumers.',
+        content: {
+          [ingestMediaTypes.json]: ingestDocumentedBodySchema,
+          [ingestMediaTypes.ndjson]: z.string().openapi({ description: 'One reading object per line, as in `readings`; the key names the station. A line that is not JSON is a row error.' }),
+          [ingestMediaTypes.csv]: z.string().openapi({ description: 'A header row naming the columns as a reading names its keys (`timestamp` required; module_data as JSON text), then one reading per row; an empty field is null. The key names the station. A row with another field count than the header is a row error.' }),
+        },
+        description: 'The batch, in one of three formats with the same rules and counts: JSON (`station_id` and `readings`), newline-delimited JSON or CSV, which parse faster. A body holding a key named `__proto__` (or `constructor` with a `prototype`) anywhere is refused whole with a 400: such keys alter objects in many JSON consumers.',
       },
       responses: {
         201: { description: 'Stored', content: { 'application/json': ingestResultSchema } },
-        400: { description: 'Empty readings, a station_id that is not the key\'s, a body that is not JSON (or does not decompress), or one with a `__proto__` key' },
+        400: { description: 'Empty readings, a station_id that is not the key\'s, a body that is not JSON or CSV as its type says (or does not decompress), or one with a `__proto__` key' },
         401: { description: 'No Authorization: Token header' },
         403: { description: 'The key is unknown or revoked, or the station is unknown' },
         413: { description: 'Too many readings or too many bytes' },
-        415: { description: 'The body is not application/json' },
+        415: { description: 'The body is not application/json, application/x-ndjson or text/csv' },
       },
     },
     async (ctx) => {
       const keyStation = await authenticateStation(ctx, db.pool);
-      if (!ctx.is('application/json', '+json')) {
-        throw unsupportedMediaType(`the request body must be application/json, not ${ctx.request.type || 'missing'}`);
+      const posted = await readIngestBody(ctx, ingestFormat(ctx), config.ingestMaxBytes);
+      if (posted.readings.length > config.ingestMaxReadings) {
+        throw payloadTooLarge(`a batch holds at most ${config.ingestMaxReadings} readings; this one has ${posted.readings.length}: split it`);
       }
-      // Content codings are case-insensitive (RFC 9110); the decoder only knows them in lower case.
-      const encoding = ctx.req.headers['content-encoding'];
-      if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase();
-      await readJson(ctx, async () => {});
-      const body = parseInput(ingestBodySchema, ctx.request.body as Record<string, unknown>, 'body');
-      if (body.readings.length > config.ingestMaxReadings) {
-        throw payloadTooLarge(`a batch holds at most ${config.ingestMaxReadings} readings; this one has ${body.readings.length}: split it`);
-      }
-      if (body.station_id !== keyStation) {
-        if (!(await stationExists(db.pool, body.station_id))) throw forbidden(`station '${body.station_id}' is unknown`);
-        throw badRequest(`station_id '${body.station_id}' does not match the key, which belongs to station '${keyStation}'`, [
+      if (posted.stationId !== null && posted.stationId !== keyStation) {
+        if (!(await stationExists(db.pool, posted.stationId))) throw forbidden(`station '${posted.stationId}' is unknown`);
+        throw badRequest(`station_id '${posted.stationId}' does not match the key, which belongs to station '${keyStation}'`, [
           { param: 'station_id', message: `must be ${keyStation}, the station that owns the key` },
         ]);
       }
 
-      const rows: NewReading[] = [];
-      const errorDetails: { index: number; reason: string }[] = [];
-      let errors = 0;
       // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would be
       // the station's latest reading for good and make a dead station look fresh.
-      const latestMs = Date.now() + config.ingestMaxFutureSeconds * 1000;
-      body.readings.forEach((raw, index) => {
-        try {
-          rows.push(parseReading(raw, latestMs));
-        } catch (error) {
-          if (!(error instanceof RowError)) throw error;
-          errors++;
-          if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
-        }
-      });
-      const stored = rows.length > 0 ? await storeReadings(db, keyStation, rows) : { accepted: 0, duplicates: 0, refreshed: true };
+      const encoder = new BatchEncoder(keyStation, Date.now() + config.ingestMaxFutureSeconds * 1000);
+      const errorDetails: { index: number; reason: string }[] = [];
+      let errors = 0;
+      const rowError = (index: number, error: unknown) => {
+        if (!(error instanceof RowError)) throw error;
+        errors++;
+        if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
+      };
+      // Usually the readings are encoded while COPY takes them; a batch out of order is encoded whole and sorted.
+      let source = streamingSource(encoder, posted.readings, rowError);
+      if (!source) {
+        posted.readings.forEach((raw, index) => {
+          try {
+            if (raw instanceof RowError) throw raw;
+            encoder.add(raw);
+          } catch (error) {
+            rowError(index, error);
+          }
+        });
+        source = sourceOfEncoded(encoder.batch());
+      }
+      const stored = await storeBatch(db, source);
       // Committed is committed: a rollup refresh that failed after the commit is healed by the service
       // within ROLLUP_HEAL_SECONDS, and a 5xx here would only make the station re-send into duplicates.
       if (!stored.refreshed) log.warn({ req_id: ctx.state.requestId, station: keyStation }, 'readings committed; their rollup refresh failed and is left to healing');

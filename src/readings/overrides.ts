@@ -32,14 +32,14 @@ export function overridesSql(client: pg.ClientBase, stationId: string, first: st
     order by id`;
 }
 
-/** The flag a reading at `ts` must carry: that of the newest override covering it, else its own. */
-export function overriddenFlag(overrides: readonly Override[], ts: string, own: QualityFlag): QualityFlag {
+/** The flag of the newest override covering `ts`, which a reading at `ts` must carry; null when none covers it. */
+export function overrideAt(overrides: readonly Override[], ts: string): QualityFlag | null {
   const at = Date.parse(ts);
   for (let i = overrides.length - 1; i >= 0; i--) {
     const o = overrides[i]!;
     if (o.from_ts.getTime() <= at && at <= o.to_ts.getTime()) return o.flag;
   }
-  return own;
+  return null;
 }
 
 const flagged = z.object({ changed: z.number(), first: z.string().nullable() });

@@ -2,11 +2,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { copyText } from '../db/copyText.js';
 import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
-import { overriddenFlag, overridesSql, stationLockSql, type Override } from './overrides.js';
+import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
 import { warmUpAfterRefresh } from './warmUp.js';
+import { encodeReadings, readingColumns, timestampOf, withFlag } from './batchEncoder.js';
+import { sourceOfEncoded, type BatchSource } from './batchSource.js';
 import type { QualityFlag } from './quality.js';
 
 /** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
@@ -30,9 +31,6 @@ export type NewReading = {
 /** `refreshed` is false when the readings are committed but their rollup refresh failed and is left to healing. */
 export type StoreResult = { accepted: number; duplicates: number; refreshed: boolean };
 
-const readingColumns =
-  'station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data';
-
 // Per connection, created once: rows wait here when the batch repeats stored readings.
 const stagingTable = `create temp table if not exists readings_staging (like readings) on commit delete rows`;
 const withStaging = new WeakSet<pg.PoolClient>();
@@ -48,6 +46,11 @@ const insertFromStaging = `
   select count(*)::int as accepted, min(ts) as first from inserted`;
 
 const uniqueViolation = '23505';
+
+/** Stores readings already parsed (the demo data, the tests' fixtures): see storeBatch. */
+export function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
+  return storeBatch(db, sourceOfEncoded(encodeReadings(stationId, readings)));
+}
 
 /**
  * Stores one station's readings in one transaction, in a constant number of round trips. A
@@ -66,10 +69,9 @@ const uniqueViolation = '23505';
  * refresh fail, the readings stay committed (`refreshed: false`): TimescaleDB has logged the buckets
  * as stale, and the next refresh, at the latest the service's healing tick, makes them exact.
  */
-export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
-  const unique = firstPerTimestamp(readings).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
-  if (unique.length === 0) return { accepted: 0, duplicates: readings.length, refreshed: true };
-  const inserted = await retryOnConflict(() => copyReadings(db.ingestPool, stationId, unique));
+export async function storeBatch(db: Db, source: BatchSource | null): Promise<StoreResult> {
+  if (source === null) return { accepted: 0, duplicates: 0, refreshed: true };
+  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, source));
   let refreshed = true;
   if (inserted.first !== null && Date.parse(inserted.first) < horizon()) {
     await db.rollups.refresh().then(
@@ -79,7 +81,7 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
       },
     );
   }
-  return { accepted: inserted.accepted, duplicates: readings.length - inserted.accepted, refreshed };
+  return { accepted: inserted.accepted, duplicates: source.lines.length + source.repeats - inserted.accepted, refreshed };
 }
 
 /** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
@@ -90,22 +92,21 @@ function horizon(): number {
 
 type Inserted = { accepted: number; first: string | null };
 
-async function copyReadings(pool: CopyPool, stationId: string, readings: NewReading[]): Promise<Inserted> {
-  const first = readings[0]!.ts;
-  const last = readings.at(-1)!.ts;
+async function copyBatch(pool: CopyPool, source: BatchSource): Promise<Inserted> {
   const client = await pool.connect();
   try {
     const opened = (await client.query(
-      `begin; ${stationLockSql(client, stationId, 'shared')}; ${overridesSql(client, stationId, first, last)}; savepoint direct`,
+      `begin; ${stationLockSql(client, source.stationId, 'shared')}; ${overridesSql(client, source.stationId, source.first, source.last)}; savepoint direct`,
     )) as unknown as pg.QueryResult[];
     const overrides = opened[2]!.rows as Override[];
-    const station = copyText(stationId);
-    const text = readings
-      .map((r) => copyLine(station, overrides.length === 0 ? r : { ...r, quality_flag: overriddenFlag(overrides, r.ts, r.quality_flag) }))
-      .join('');
-    let inserted: Inserted = { accepted: readings.length, first };
+    const chunks = function* () {
+      for (const chunk of source.chunks()) {
+        yield (overrides.length === 0 ? chunk : chunk.map((line) => overriddenLine(overrides, line))).join('');
+      }
+    };
+    let staged = false;
     try {
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, text);
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, chunks());
     } catch (error) {
       if (sqlState(error) !== uniqueViolation) throw error;
       await client.query('rollback to savepoint direct');
@@ -113,18 +114,26 @@ async function copyReadings(pool: CopyPool, stationId: string, readings: NewRead
         await client.query(stagingTable);
         withStaging.add(client);
       }
-      await copyInto(client, 'copy readings_staging from stdin', text);
-      const row = (await client.query(insertFromStaging)).rows[0] as { accepted: number; first: Date | null };
-      inserted = { accepted: row.accepted, first: row.first?.toISOString() ?? null };
+      await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, chunks());
+      staged = true;
+    }
+    const last = source.timestamps.at(-1);
+    if (last === undefined) {
+      // Every reading of the batch was a row error.
+      await client.query('rollback');
+      client.release();
+      return { accepted: 0, first: null };
     }
     // The batch's newest timestamp is stored now (inserted) or was already (a duplicate): either way it
     // is a reading of this station, so the newest-reading mark can only move forward to it.
-    await client.query(
-      `insert into station_latest (station_id, ts) values (${client.escapeLiteral(stationId)}, ${client.escapeLiteral(last)})
+    const results = (await client.query(
+      `${staged ? insertFromStaging : `select ${source.lines.length}::int as accepted, '${source.timestamps[0]}'::timestamptz as first`};
+       insert into station_latest (station_id, ts) values (${client.escapeLiteral(source.stationId)}, '${last}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts); commit`,
-    );
+    )) as unknown as pg.QueryResult[];
     client.release();
-    return inserted;
+    const row = results[0]!.rows[0] as { accepted: number; first: Date | null };
+    return { accepted: row.accepted, first: row.first?.toISOString() ?? null };
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
@@ -132,29 +141,12 @@ async function copyReadings(pool: CopyPool, stationId: string, readings: NewRead
   }
 }
 
-function copyInto(client: pg.PoolClient, statement: string, text: string): Promise<void> {
-  return pipeline(Readable.from([text]), client.query(copyFrom(statement)));
+function overriddenLine(overrides: readonly Override[], line: string): string {
+  const flag = overrideAt(overrides, timestampOf(line));
+  return flag ? withFlag(line, flag) : line;
 }
 
-// Numbers need no escaping in COPY's text format; only the free-text columns go through copyText.
-const n = (value: number | null) => (value === null ? '\\N' : value);
-
-function copyLine(station: string, r: NewReading): string {
-  return (
-    `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
-    `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
-    `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
-    `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`
-  );
-}
-
-function firstPerTimestamp(readings: readonly NewReading[]): NewReading[] {
-  const seen = new Set<string>();
-  const unique: NewReading[] = [];
-  for (const reading of readings) {
-    if (seen.has(reading.ts)) continue;
-    seen.add(reading.ts);
-    unique.push(reading);
-  }
-  return unique;
+/** Sends the text in chunks, so that the database parses one while the next is encoded and sent. */
+function copyInto(client: pg.PoolClient, statement: string, chunks: Iterable<string>): Promise<void> {
+  return pipeline(Readable.from(chunks), client.query(copyFrom(statement)));
 }

@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { issueKey, revokeKey, listKeys } from '../../src/stations/keys.js';
 import { ingestReadingSchema } from '../../src/readings/ingestSchema.js';
-import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/parseReading.js';
+import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/readingRules.js';
 import { describeEngines, startTestApp } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
@@ -240,7 +240,7 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     assert.equal(broken.body.detail, 'the request body is not valid JSON');
     const form = await postBatch(env(), key, 'station_id=in-shape', { 'Content-Type': 'application/x-www-form-urlencoded' });
     assert.equal(form.status, 415);
-    assert.equal(form.body.detail, 'the request body must be application/json, not application/x-www-form-urlencoded');
+    assert.equal(form.body.detail, 'the request body must be application/json, application/x-ndjson or text/csv, not application/x-www-form-urlencoded');
   });
 
   it('answers 413 past the byte or the reading limit, and stores nothing of that batch', async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseReading, parseTimestamp, RowError } from '../../src/readings/parseReading.js';
+import { BatchEncoder } from '../../src/readings/batchEncoder.js';
+import { parseTimestamp, RowError } from '../../src/readings/readingRules.js';
 
 describe('timestamps posted by stations', () => {
   const valid: [string, string][] = [
@@ -23,7 +24,9 @@ describe('timestamps posted by stations', () => {
   }
 
   it('stores the flag the bounds give, whatever flag a device sends', () => {
-    assert.equal(parseReading({ timestamp: '2026-05-01T00:00:00Z', temperature_c: 61, quality_flag: 'ok' }).quality_flag, 'suspect');
-    assert.equal(parseReading({ timestamp: '2026-05-01T00:00:00Z', temperature_c: 20, quality_flag: 'invalid' }).quality_flag, 'ok');
+    const encoder = new BatchEncoder('s1');
+    encoder.add({ timestamp: '2026-05-01T00:00:00Z', temperature_c: 61, quality_flag: 'ok' });
+    encoder.add({ timestamp: '2026-05-01T00:01:00Z', temperature_c: 20, quality_flag: 'invalid' });
+    assert.deepEqual(encoder.lines.map((line) => line.split('\t')[12]), ['suspect', 'ok']);
   });
 });

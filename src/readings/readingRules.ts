@@ -1,12 +1,11 @@
-import { assessQuality } from './quality.js';
-import type { NewReading } from './store.js';
+// The rules every posted reading is held to, whatever the body's format: see BatchEncoder.
 
 /** Canonical numeric fields a reading may carry. */
 export const numericFields = [
   'temperature_c', 'humidity_rh', 'pressure_hpa', 'altitude_m', 'pm1_0',
   'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index',
 ] as const;
-type NumericField = (typeof numericFields)[number];
+export type NumericField = (typeof numericFields)[number];
 
 /** Device-native names for canonical fields. */
 export const fieldAliases: Record<string, NumericField> = {
@@ -17,11 +16,6 @@ export const fieldAliases: Record<string, NumericField> = {
 
 /** Channels with no reading column: kept in module_data under their own names. */
 export const moduleChannels = ['soil_temp', 'soil_moist'] as const;
-
-/** Keys a device may send that the service itself decides: ignored rather than stored as channels. */
-const ignoredKeys = new Set(['quality_flag', 'station_id']);
-
-const maxFirmwareLength = 100;
 
 /**
  * What a row may hold, checked before anything is written so that the database never refuses a row and
@@ -36,7 +30,7 @@ export const readingLimits = { maxAbs: 1e9, moduleDataDepth: 16, moduleDataBytes
 // eslint-disable-next-line no-control-regex -- finding NUL is the point
 const unstorableText = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function checkText(what: string, value: string): void {
+export function checkText(what: string, value: string): void {
   if (unstorableText.test(value)) throw new RowError(`${what} contains a NUL character or an unpaired surrogate`);
 }
 
@@ -107,96 +101,21 @@ export function parseTimestamp(value: unknown): string {
   return date.toISOString();
 }
 
-function numeric(name: string, value: unknown): number | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new RowError(`${name} must be a number or null`);
-  if (value > readingLimits.maxAbs || value < -readingLimits.maxAbs) throw new RowError(`${name} must be between -1e9 and 1e9, got ${value}`);
-  return value;
-}
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-// How each known key is handled; anything else is a channel for module_data.
-const keyKinds = new Map<string, 'numeric' | 'alias' | 'firmware' | 'module' | 'skip'>([
-  ...numericFields.map((f) => [f, 'numeric'] as const),
-  ...Object.keys(fieldAliases).map((a) => [a, 'alias'] as const),
-  ['firmware_version', 'firmware'],
-  ['module_data', 'module'],
-  ['timestamp', 'skip'],
-  ...[...ignoredKeys].map((k) => [k, 'skip'] as const),
-]);
 
 /**
- * Turns one posted reading into a row to store: canonical fields and aliases into columns, soil
- * channels and unknown keys into module_data, the quality flag assigned. Throws RowError.
- * This runs for every row of every batch, so it allocates little and looks each key up once.
+ * module_data as stored: the object posted, plus the channels given beside it (the same key with two
+ * values is an error), checked for depth, text, numbers and size. Returns its JSON text.
  */
-export function parseReading(raw: unknown, latestMs = Infinity): NewReading {
-  if (!isPlainObject(raw)) throw new RowError('reading must be a JSON object');
-  const ts = parseTimestamp(raw.timestamp);
-  if (Date.parse(ts) > latestMs) throw new RowError(`timestamp ${ts} is ahead of the server's clock by more than the tolerance`);
-  const row: NewReading = {
-    ts,
-    temperature_c: null, humidity_rh: null, pressure_hpa: null, altitude_m: null, pm1_0: null,
-    pm2_5: null, pm10: null, co2_ppm: null, co_ppm: null, uv_index: null,
-    quality_flag: 'ok', firmware_version: null, module_data: null,
-  };
-  let channels: Record<string, unknown> | null = null;
-  let explicitModuleData: Record<string, unknown> | null = null;
-  let aliased = false;
-
-  for (const key in raw) {
-    const value = raw[key];
-    switch (keyKinds.get(key)) {
-      case 'skip':
-        break;
-      case 'numeric':
-        row[key as NumericField] = numeric(key, value);
-        break;
-      case 'alias':
-        aliased = true;
-        break;
-      case 'firmware':
-        if (value !== null && typeof value !== 'string') throw new RowError('firmware_version must be a string or null');
-        if (typeof value === 'string' && value.length > maxFirmwareLength) throw new RowError(`firmware_version must be at most ${maxFirmwareLength} characters`);
-        if (typeof value === 'string') checkText('firmware_version', value);
-        row.firmware_version = value;
-        break;
-      case 'module':
-        if (value !== null && !isPlainObject(value)) throw new RowError('module_data must be an object or null');
-        explicitModuleData = value;
-        break;
-      default:
-        // A null-prototype object: a '__proto__' channel is stored as data, never as a prototype.
-        channels ??= Object.create(null) as Record<string, unknown>;
-        channels[key] = value;
-    }
+export function checkModuleData(explicit: Record<string, unknown> | null, channels: Record<string, unknown> | null): string {
+  // Checked before merging, which compares values as JSON: a value nested thousands deep never gets there.
+  if (explicit) checkModuleValue(explicit, 0);
+  if (channels) checkModuleValue(channels, 0);
+  const json = JSON.stringify(channels ? mergeModuleData(explicit, channels) : explicit);
+  // UTF-8 takes at most three bytes per UTF-16 unit: only a long text needs counting.
+  if (json.length * 3 > readingLimits.moduleDataBytes && Buffer.byteLength(json) > readingLimits.moduleDataBytes) {
+    throw new RowError(`module_data is larger than ${readingLimits.moduleDataBytes} bytes as JSON`);
   }
-  if (aliased) {
-    for (const alias in fieldAliases) {
-      if (!Object.hasOwn(raw, alias)) continue;
-      const field = fieldAliases[alias]!;
-      const value = numeric(alias, raw[alias]);
-      // Both an alias and its canonical field: the same value is fine, two different ones are an error.
-      if (Object.hasOwn(raw, field) && raw[field] !== raw[alias]) {
-        throw new RowError(`${alias} and ${field} disagree (${JSON.stringify(raw[alias])} and ${JSON.stringify(raw[field])})`);
-      }
-      row[field] = value;
-    }
-  }
-  if (explicitModuleData || channels) {
-    // Checked before merging, which compares values as JSON: a value nested thousands deep never gets there.
-    if (explicitModuleData) checkModuleValue(explicitModuleData, 0);
-    if (channels) checkModuleValue(channels, 0);
-    const moduleData = mergeModuleData(explicitModuleData, channels);
-    if (Buffer.byteLength(JSON.stringify(moduleData)) > readingLimits.moduleDataBytes) {
-      throw new RowError(`module_data is larger than ${readingLimits.moduleDataBytes} bytes as JSON`);
-    }
-    row.module_data = moduleData;
-  }
-  row.quality_flag = assessQuality(row);
-  return row;
+  return json;
 }
 
 /** module_data as posted, plus the channels given beside it; the same key with two values is an error. */

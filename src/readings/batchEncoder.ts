@@ -1,0 +1,161 @@
+import { copyText } from '../db/copyText.js';
+import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './readingRules.js';
+import { plausibilityBounds, type QualityFlag } from './quality.js';
+import type { NewReading } from './store.js';
+
+/**
+ * A batch as COPY text, one line per reading in the column order of `readingColumns`, beside each
+ * reading's canonical timestamp. Built in one pass over the posted rows, with no object per reading:
+ * the line is the only form a reading takes between the request body and the database.
+ */
+export type EncodedBatch = {
+  stationId: string;
+  timestamps: string[];
+  lines: string[];
+};
+
+/** The COPY column list the lines follow. */
+export const readingColumns =
+  'station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data';
+
+/** The line's quality flag is its 13th field (after station and the 11 columns before it). */
+const flagField = 12;
+
+/** A line's timestamp, its second field. */
+export function timestampOf(line: string): string {
+  const start = line.indexOf('\t') + 1;
+  return line.slice(start, line.indexOf('\t', start));
+}
+
+/** A line with another quality flag: the path of an operator's override, rare enough to split the line for. */
+export function withFlag(line: string, flag: QualityFlag): string {
+  const fields = line.split('\t');
+  fields[flagField] = flag;
+  return fields.join('\t');
+}
+
+
+const numericIndex = new Map<string, number>(numericFields.map((field, i) => [field, i]));
+const aliasIndex = new Map<string, number>(Object.entries(fieldAliases).map(([alias, field]) => [alias, numericIndex.get(field)!]));
+type Metrics = [number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null];
+
+/** Outside the inclusive plausibility bounds; null never is. */
+const outside = (value: number | null, [min, max]: readonly [number, number]) => value !== null && (value < min || value > max);
+const n = (value: number | null) => (value === null ? '\\N' : value);
+
+// Keys the service decides itself (the station, the flag) or reads apart (the timestamp): never channels.
+const skippedKeys = new Set(['timestamp', 'quality_flag', 'station_id']);
+const maxFirmwareLength = 100;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function numeric(name: string, value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new RowError(`${name} must be a number or null`);
+  if (value > readingLimits.maxAbs || value < -readingLimits.maxAbs) throw new RowError(`${name} must be between -1e9 and 1e9, got ${value}`);
+  return value;
+}
+
+/**
+ * Turns posted readings into COPY lines for one station. `add` takes one reading as parsed from the body
+ * (a JSON object, or a CSV row made into one): canonical fields and aliases into columns, soil channels
+ * and unknown keys into module_data, the quality flag assigned; it throws RowError, adding nothing,
+ * when the reading cannot be stored. The rules are those of `parseReading`, which a test holds it to.
+ */
+export class BatchEncoder {
+  readonly timestamps: string[] = [];
+  readonly lines: string[] = [];
+  readonly stationId: string;
+  private readonly station: string;
+  private readonly latest: string;
+  private readonly values: (number | null)[] = new Array(numericFields.length).fill(null);
+
+  /** `latestMs`: readings after it are row errors (ahead of the server's clock beyond the tolerance). */
+  constructor(stationId: string, latestMs = Infinity) {
+    this.stationId = stationId;
+    this.station = copyText(stationId);
+    this.latest = Number.isFinite(latestMs) ? new Date(Math.min(latestMs, 253402300799999)).toISOString() : '9999-12-31T23:59:59.999Z';
+  }
+
+  add(raw: unknown): void {
+    if (!isPlainObject(raw)) throw new RowError('reading must be a JSON object');
+    const ts = parseTimestamp(raw.timestamp);
+    // Canonical timestamps of years 1900-9999 compare as text as they do as times.
+    if (ts > this.latest) throw new RowError(`timestamp ${ts} is ahead of the server's clock by more than the tolerance`);
+    const values = this.values.fill(null);
+    let firmware: string | null = null;
+    let channels: Record<string, unknown> | null = null;
+    let explicitModuleData: Record<string, unknown> | null = null;
+    let aliased = false;
+    for (const key in raw) {
+      const value = raw[key];
+      const index = numericIndex.get(key);
+      if (index !== undefined) {
+        values[index] = numeric(key, value);
+      } else if (aliasIndex.has(key)) {
+        aliased = true;
+      } else if (key === 'firmware_version') {
+        if (value !== null && typeof value !== 'string') throw new RowError('firmware_version must be a string or null');
+        if (typeof value === 'string') {
+          if (value.length > maxFirmwareLength) throw new RowError(`firmware_version must be at most ${maxFirmwareLength} characters`);
+          checkText('firmware_version', value);
+        }
+        firmware = value;
+      } else if (key === 'module_data') {
+        if (value !== null && !isPlainObject(value)) throw new RowError('module_data must be an object or null');
+        explicitModuleData = value;
+      } else if (!skippedKeys.has(key)) {
+        // A null-prototype object: a '__proto__' channel is stored as data, never as a prototype.
+        channels ??= Object.create(null) as Record<string, unknown>;
+        channels[key] = value;
+      }
+    }
+    if (aliased) {
+      for (const alias in fieldAliases) {
+        if (!Object.hasOwn(raw, alias)) continue;
+        const field = fieldAliases[alias]!;
+        const value = numeric(alias, raw[alias]);
+        // Both an alias and its canonical field: the same value is fine, two different ones are an error.
+        if (Object.hasOwn(raw, field) && raw[field] !== raw[alias]) {
+          throw new RowError(`${alias} and ${field} disagree (${JSON.stringify(raw[alias])} and ${JSON.stringify(raw[field])})`);
+        }
+        values[numericIndex.get(field)!] = value;
+      }
+    }
+    const moduleJson = explicitModuleData || channels ? checkModuleData(explicitModuleData, channels) : null;
+    const [temperature, humidity, pressure, altitude, pm1, pm25, pm10, co2, co, uv] = values as Metrics;
+    const flag: QualityFlag =
+      outside(temperature, plausibilityBounds.temperature_c) || outside(humidity, plausibilityBounds.humidity_rh) ||
+      outside(pressure, plausibilityBounds.pressure_hpa) || outside(pm25, plausibilityBounds.pm2_5) ? 'suspect' : 'ok';
+    this.timestamps.push(ts);
+    // Numbers need no escaping in COPY's text format, and print in JavaScript's shortest exact form.
+    this.lines.push(
+      `${this.station}\t${ts}\t${n(temperature)}\t${n(humidity)}\t${n(pressure)}\t${n(altitude)}\t${n(pm1)}\t${n(pm25)}` +
+      `\t${n(pm10)}\t${n(co2)}\t${n(co)}\t${n(uv)}\t${flag}\t${copyText(firmware)}\t${copyText(moduleJson)}\n`,
+    );
+  }
+
+  batch(): EncodedBatch {
+    return { stationId: this.stationId, timestamps: this.timestamps, lines: this.lines };
+  }
+}
+
+/** Readings already parsed (the demo data, the CLI's imports) as a batch, their flags kept. */
+export function encodeReadings(stationId: string, readings: readonly NewReading[]): EncodedBatch {
+  const station = copyText(stationId);
+  const n = (value: number | null) => (value === null ? '\\N' : value);
+  return {
+    stationId,
+    timestamps: readings.map((r) => r.ts),
+    lines: readings.map(
+      (r) =>
+        `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
+        `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
+        `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
+        `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`,
+    ),
+  };
+}
+
+

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { describeEngines } from '../helpers/app.js';
+import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { countReadings } from '../helpers/readings.js';
+
+const minute = (i: number) => new Date(Date.parse('2026-05-01T00:00:00Z') + i * 60_000).toISOString();
+
+// One batch in the three formats: every rule of a reading that CSV can express.
+const columns = ['timestamp', 'temperature_c', 'air_hum', 'pressure_hpa', 'pm2_5', 'soil_temp', 'wind_dir', 'firmware_version', 'module_data'] as const;
+const rows: (string | number | null)[][] = [
+  [minute(0), 12.5, 40, 1001.5, 8, 8.2, 'NE', 'fw-9', '{"board":"v2","ok":true}'],
+  [minute(1), 61, null, null, null, null, null, null, null], // suspect
+  ['yesterday', 1, null, null, null, null, null, null, null], // row error
+  [minute(3), 'warm', null, null, null, null, null, null, null], // row error
+  [minute(0), 99, null, null, null, null, null, null, null], // duplicate inside the batch: the first wins
+  [minute(2), -0.25, 100, 999, 1e-7, null, null, 'a "quoted", text', null],
+];
+const objects = rows.map((row) => Object.fromEntries(columns.flatMap((c, i) => {
+  const value = row[i];
+  if (value === null) return [];
+  return [[c, c === 'module_data' ? JSON.parse(value as string) : value]];
+})));
+const csvField = (value: string | number | null) => (value === null ? '' : /[",\n]/.test(String(value)) ? `"${String(value).replace(/"/g, '""')}"` : String(value));
+const csv = [columns.join(','), ...rows.map((row) => row.map(csvField).join(','))].join('\r\n') + '\r\n';
+const ndjson = objects.map((o) => JSON.stringify(o)).join('\n') + '\n';
+
+const expected = {
+  accepted: 3, duplicates: 1, errors: 2,
+  error_details: [
+    { index: 2, reason: "timestamp 'yesterday' is not an ISO 8601 date-time" },
+    { index: 3, reason: 'temperature_c must be a number or null' },
+  ],
+};
+
+const storedRow = z.object({ ts: z.string(), temperature_c: z.number().nullable(), humidity_rh: z.number().nullable(), pressure_hpa: z.number().nullable(), pm2_5: z.number().nullable(), quality_flag: z.string(), firmware_version: z.string().nullable(), module_data: z.unknown() });
+
+describeEngines('ingest in NDJSON and CSV', (env) => {
+  const stored = (stationId: string) =>
+    env().db.pool.any(sql.type(storedRow)`
+      select ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, quality_flag, firmware_version, module_data
+      from readings where station_id = ${stationId} order by ts`);
+
+  it('stores the same readings and gives the same counts as the same batch in JSON', async () => {
+    const keys = { json: await stationWithKey(env(), 'fmt-json'), ndjson: await stationWithKey(env(), 'fmt-ndjson'), csv: await stationWithKey(env(), 'fmt-csv') };
+    const json = await postBatch(env(), keys.json, { station_id: 'fmt-json', readings: objects });
+    const nd = await postBatch(env(), keys.ndjson, ndjson, { 'Content-Type': 'application/x-ndjson' });
+    const fromCsv = await postBatch(env(), keys.csv, csv, { 'Content-Type': 'text/csv; charset=utf-8' });
+    for (const result of [json, nd, fromCsv]) {
+      assert.equal(result.status, 201);
+      assert.deepEqual(result.body, expected);
+    }
+    const reference = await stored('fmt-json');
+    assert.equal(reference.length, 3);
+    assert.deepEqual(reference[0], {
+      ts: minute(0), temperature_c: 12.5, humidity_rh: 40, pressure_hpa: 1001.5, pm2_5: 8, quality_flag: 'ok', firmware_version: 'fw-9',
+      module_data: { board: 'v2', ok: true, soil_temp: 8.2, wind_dir: 'NE' },
+    });
+    assert.equal(reference[1]!.quality_flag, 'suspect');
+    assert.equal(reference[2]!.firmware_version, 'a "quoted", text');
+    assert.deepEqual(await stored('fmt-ndjson'), reference);
+    assert.deepEqual(await stored('fmt-csv'), reference);
+
+    const again = await postBatch(env(), keys.csv, csv, { 'Content-Type': 'text/csv' });
+    assert.deepEqual(again.body, { ...expected, accepted: 0, duplicates: 4 });
+  });
+
+  it('counts an NDJSON line that is not JSON as that reading\'s error, skips blank lines, and refuses __proto__ whole', async () => {
+    const key = await stationWithKey(env(), 'fmt-nd-errors');
+    const body = `{"timestamp":"${minute(0)}","temperature_c":1}\n\n{"timestamp":"${minute(1)}",\n{"timestamp":"${minute(2)}","temperature_c":3}`;
+    const result = await postBatch(env(), key, body, { 'Content-Type': 'application/x-ndjson' });
+    assert.equal(result.status, 201);
+    assert.deepEqual(result.body, { accepted: 2, duplicates: 0, errors: 1, error_details: [{ index: 1, reason: 'the line is not a JSON object' }] });
+    const poisoned = await postBatch(env(), key, `{"timestamp":"${minute(5)}","temperature_c":1}\n{"timestamp":"${minute(6)}","__proto__":{"x":1}}\n`, { 'Content-Type': 'application/x-ndjson' });
+    assert.equal(poisoned.status, 400);
+    assert.match(poisoned.body.detail, /__proto__/);
+    assert.equal(await countReadings(env().db, 'fmt-nd-errors'), 2);
+  });
+
+  it('counts a CSV row with the wrong number of fields as that reading\'s error; a body with no header or no timestamp column is a 400', async () => {
+    const key = await stationWithKey(env(), 'fmt-csv-errors');
+    const post = (body: string) => postBatch(env(), key, body, { 'Content-Type': 'text/csv' });
+    const result = await post(`timestamp,temperature_c\n${minute(0)},1\n${minute(1)},2,3\n${minute(2)}\n${minute(3)},4\n`);
+    assert.equal(result.status, 201);
+    assert.deepEqual(result.body, {
+      accepted: 2, duplicates: 0, errors: 2,
+      error_details: [{ index: 1, reason: 'the row has 3 fields; the header has 2' }, { index: 2, reason: 'the row has 1 fields; the header has 2' }],
+    });
+    const noTimestamp = await post('time,temperature_c\n2026-05-01T00:00:00Z,1\n');
+    assert.equal(noTimestamp.status, 400);
+    assert.equal(noTimestamp.headers.get('content-type'), 'application/problem+json');
+    assert.match(noTimestamp.body.detail, /timestamp column/);
+    const empty = await post('');
+    assert.equal(empty.status, 400);
+    const headerOnly = await post('timestamp,temperature_c\n');
+    assert.equal(headerOnly.status, 400);
+    assert.equal(await countReadings(env().db, 'fmt-csv-errors'), 2);
+  });
+
+  it('holds NDJSON and CSV to the same reading limit (413) and refuses other types with a 415 naming the three', async () => {
+    const key = await stationWithKey(env(), 'fmt-limits');
+    const many = Array.from({ length: 10_001 }, (_, i) => `{"timestamp":"${minute(i)}"}`).join('\n');
+    const tooMany = await postBatch(env(), key, many, { 'Content-Type': 'application/x-ndjson' });
+    assert.equal(tooMany.status, 413);
+    const other = await postBatch(env(), key, 'timestamp\n2026-05-01T00:00:00Z\n', { 'Content-Type': 'text/plain' });
+    assert.equal(other.status, 415);
+    assert.match(other.body.detail, /application\/json, application\/x-ndjson or text\/csv/);
+    assert.equal(await countReadings(env().db, 'fmt-limits'), 0);
+  });
+});
