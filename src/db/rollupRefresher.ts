@@ -13,6 +13,13 @@ import type { Logger } from 'pino';
 export type RollupRefresher = {
   /** Resolves once a refresh that started after this call has finished; rejects when it failed. */
   refresh: () => Promise<void>;
+  /**
+   * Asks for a refresh within `soonMs` without waiting for it: a stream of backfill batches is refreshed
+   * in a few runs rather than one per batch. Failures are logged and left to healing.
+   */
+  refreshSoon: () => void;
+  /** Resolves after the current and any requested refresh, failed or not (what a caller waits on to settle). */
+  settled: () => Promise<void>;
   /** Refreshes now and then every `everyMs`, logging failures: heals whatever an earlier refresh missed. */
   startHealing: (everyMs: number) => void;
   close: () => Promise<void>;
@@ -21,6 +28,8 @@ export type RollupRefresher = {
 export type RefresherOptions = {
   /** How long a refresh may wait for a lock (another refresh, a flag override) before it fails. */
   lockTimeoutMs: number;
+  /** How long refreshSoon lets further requests gather before it refreshes. */
+  soonMs?: number;
   log?: Logger;
 };
 
@@ -44,7 +53,10 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
   const runOnce = async () => {
     const client = await pool.connect();
     try {
+      // The backlog rows committed before the refresh starts are covered by it, and only those are cleared.
+      const seen = await client.query<{ ids: string[] | null }>('select array_agg(id) as ids from rollup_backlog');
       await client.query('call envmon_refresh_rollups()');
+      if (seen.rows[0]?.ids) await client.query('delete from rollup_backlog where id = any($1::bigint[])', [seen.rows[0].ids]);
       client.release();
     } catch (error) {
       // The connection may hold the advisory lock: end it so the lock goes with it.
@@ -77,8 +89,19 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
     if (closed) return;
     refresh().catch((error: unknown) => options.log?.warn({ err: error }, 'refreshing the rollups failed; retried at the next tick'));
   };
+  let soon: NodeJS.Timeout | undefined;
   return {
     refresh,
+    refreshSoon: () => {
+      if (soon || closed) return;
+      soon = setTimeout(() => {
+        soon = undefined;
+        heal();
+      }, options.soonMs ?? 200);
+    },
+    settled: async () => {
+      await Promise.allSettled([current, next]);
+    },
     startHealing: (everyMs) => {
       heal();
       timer = setInterval(heal, everyMs);
@@ -87,6 +110,7 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
     close: async () => {
       closed = true;
       clearInterval(timer);
+      clearTimeout(soon);
       await Promise.allSettled([current, next]);
       await pool.end();
     },
@@ -94,4 +118,4 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
 }
 
 /** The portable engine's: nothing to refresh. */
-export const noRefresh: RollupRefresher = { refresh: noop, startHealing: () => {}, close: noop };
+export const noRefresh: RollupRefresher = { refresh: noop, refreshSoon: () => {}, settled: noop, startHealing: () => {}, close: noop };

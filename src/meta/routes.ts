@@ -10,6 +10,7 @@ import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
 import { changelogSchema, loadChangelog } from './changelog.js';
 import { readStats } from '../content/queries.js';
+import { rollupsCurrent } from '../db/rollupsCurrent.js';
 import { shapeStats } from '../content/shape.js';
 
 // The package's main module loads the whole 1 MB bundle; only its directory is needed.
@@ -110,6 +111,7 @@ export function addMetaRoutes(api: Api): void {
       responses: { 200: { description: 'The counts', content: { 'application/json': z.record(z.unknown()) } } },
     },
     async (ctx) => {
+      await rollupsCurrent(db, null);
       ctx.body = shapeStats(await readStats(db.pool));
     },
   );

@@ -13,7 +13,7 @@ import { storeBatch } from './store.js';
 const maxErrorDetails = 100;
 
 export function addIngestRoutes(api: Api): void {
-  const { config, db, log } = api.deps;
+  const { config, db } = api.deps;
 
   addRoute(
     api,
@@ -24,8 +24,7 @@ export function addIngestRoutes(api: Api): void {
       summary: 'Submit a batch of readings from a field station',
       description:
         'Idempotent on (station, timestamp): re-sending a batch stores nothing twice. A 201 means every accepted reading is ' +
-        'committed and, except when the rollup refresh after the commit failed (logged, healed by the service within ' +
-        'ROLLUP_HEAL_SECONDS), already in every aggregate. A row that cannot be stored is counted in errors; the others are stored. ' +
+        'committed and in every aggregate read after it. A row that cannot be stored is counted in errors; the others are stored. ' +
         `At most ${config.ingestMaxReadings} readings and ${config.ingestMaxBytes} bytes per request.`,
       tag: 'Ingest',
       security: true,
@@ -83,9 +82,6 @@ export function addIngestRoutes(api: Api): void {
         source = sourceOfEncoded(encoder.batch());
       }
       const stored = await storeBatch(db, source);
-      // Committed is committed: a rollup refresh that failed after the commit is healed by the service
-      // within ROLLUP_HEAL_SECONDS, and a 5xx here would only make the station re-send into duplicates.
-      if (!stored.refreshed) log.warn({ req_id: ctx.state.requestId, station: keyStation }, 'readings committed; their rollup refresh failed and is left to healing');
       ctx.status = 201;
       ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
     },

@@ -1,3 +1,4 @@
+import { rollupsCurrent } from '../db/rollupsCurrent.js';
 import { addRoute, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
@@ -104,6 +105,7 @@ export function addReadingRoutes(api: Api): void {
       const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
+      await rollupsCurrent(db, [stationId]);
       if (query.output === 'csv') {
         const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, args));
         const range = { from: query.from_date, to: query.to_date };
@@ -137,6 +139,7 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       await requireStations(db.pool, query.stations);
+      await rollupsCurrent(db, query.stations);
       const seconds = compareInterval(query.hours);
       const result = await compareStations(db.pool, {
         stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality,

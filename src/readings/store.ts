@@ -5,7 +5,6 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
-import { warmUpAfterRefresh } from './warmUp.js';
 import { encodeReadings, readingColumns, timestampOf, withFlag } from './batchEncoder.js';
 import { sourceOfEncoded, type BatchSource } from './batchSource.js';
 import type { QualityFlag } from './quality.js';
@@ -28,8 +27,8 @@ export type NewReading = {
   module_data: Record<string, unknown> | null;
 };
 
-/** `refreshed` is false when the readings are committed but their rollup refresh failed and is left to healing. */
-export type StoreResult = { accepted: number; duplicates: number; refreshed: boolean };
+/** `backfilled`: readings were stored below the horizon, and the timescale rollups' refresh is under way. */
+export type StoreResult = { accepted: number; duplicates: number; backfilled: boolean };
 
 // Per connection, created once: rows wait here when the batch repeats stored readings.
 const stagingTable = `create temp table if not exists readings_staging (like readings) on commit delete rows`;
@@ -47,9 +46,14 @@ const insertFromStaging = `
 
 const uniqueViolation = '23505';
 
-/** Stores readings already parsed (the demo data, the tests' fixtures): see storeBatch. */
-export function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
-  return storeBatch(db, sourceOfEncoded(encodeReadings(stationId, readings)));
+/**
+ * Stores readings already parsed (the demo data, the tests' fixtures), and on timescale waits for the
+ * refresh of a backfill, so that the rollups themselves are exact when it returns: see storeBatch.
+ */
+export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
+  const stored = await storeBatch(db, sourceOfEncoded(encodeReadings(stationId, readings)));
+  if (stored.backfilled) await db.rollups.refresh();
+  return stored;
 }
 
 /**
@@ -64,24 +68,18 @@ export function storeReadings(db: Db, stationId: string, readings: readonly NewR
  * INSERT ... ON CONFLICT DO NOTHING instead.
  *
  * Rollups: on portable, triggers made them exact in the same transaction. On timescale, readings at or
- * after the horizon land above every watermark and are already counted (live ingest); older ones are
- * refreshed before this returns, so that aggregates read materialised rollups at once. Should that
- * refresh fail, the readings stay committed (`refreshed: false`): TimescaleDB has logged the buckets
- * as stale, and the next refresh, at the latest the service's healing tick, makes them exact.
+ * after the horizon land above every watermark and are already counted (live ingest). Older ones (a
+ * backfill) leave a row in rollup_backlog in the same transaction and ask for a refresh soon, without
+ * waiting for it: a read of the rollups that meets the backlog row waits for the refresh first, so no
+ * reader sees an aggregate without them, and the station is answered at the speed of its COPY.
  */
 export async function storeBatch(db: Db, source: BatchSource | null): Promise<StoreResult> {
-  if (source === null) return { accepted: 0, duplicates: 0, refreshed: true };
-  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, source));
-  let refreshed = true;
-  if (inserted.first !== null && Date.parse(inserted.first) < horizon()) {
-    await db.rollups.refresh().then(
-      () => warmUpAfterRefresh(db),
-      () => {
-        refreshed = false;
-      },
-    );
-  }
-  return { accepted: inserted.accepted, duplicates: source.lines.length + source.repeats - inserted.accepted, refreshed };
+  if (source === null) return { accepted: 0, duplicates: 0, backfilled: false };
+  const backlog = db.engine === 'timescale' && Date.parse(source.first) < horizon();
+  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, source, backlog));
+  const backfilled = backlog && inserted.accepted > 0;
+  if (backfilled) db.rollups.refreshSoon();
+  return { accepted: inserted.accepted, duplicates: source.lines.length + source.repeats - inserted.accepted, backfilled };
 }
 
 /** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
@@ -92,7 +90,7 @@ function horizon(): number {
 
 type Inserted = { accepted: number; first: string | null };
 
-async function copyBatch(pool: CopyPool, source: BatchSource): Promise<Inserted> {
+async function copyBatch(pool: CopyPool, source: BatchSource, backlog: boolean): Promise<Inserted> {
   const client = await pool.connect();
   try {
     const opened = (await client.query(
@@ -126,9 +124,11 @@ async function copyBatch(pool: CopyPool, source: BatchSource): Promise<Inserted>
     }
     // The batch's newest timestamp is stored now (inserted) or was already (a duplicate): either way it
     // is a reading of this station, so the newest-reading mark can only move forward to it.
+    const station = client.escapeLiteral(source.stationId);
     const results = (await client.query(
       `${staged ? insertFromStaging : `select ${source.lines.length}::int as accepted, '${source.timestamps[0]}'::timestamptz as first`};
-       insert into station_latest (station_id, ts) values (${client.escapeLiteral(source.stationId)}, '${last}')
+       ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.timestamps[0]}');` : ''}
+       insert into station_latest (station_id, ts) values (${station}, '${last}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts); commit`,
     )) as unknown as pg.QueryResult[];
     client.release();

@@ -6,6 +6,7 @@ import { ingestReadingSchema } from '../../src/readings/ingestSchema.js';
 import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/readingRules.js';
 import { describeEngines, startTestApp } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
+import { assertAggregateApiExact } from '../helpers/oracle.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { countReadings } from '../helpers/readings.js';
 import { testServer } from '../helpers/server.js';
@@ -272,10 +273,12 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     assert.equal(accepted, 3000 - 750);
     assert.equal(duplicates, 5000 - accepted);
     assert.equal(await countReadings(env().db, 'in-race'), 3000);
+    assert.ok((await assertAggregateApiExact(env().origin, env().db.pool, 'in-race')) > 0);
+    await env().db.rollups.refresh();
     for (const period of periods) await assertRollupExact(env().db, 'in-race', period, ['ok', 'suspect', 'invalid']);
   });
 
-  it('has every accepted reading in every rollup when the 201 arrives, live and backfill alike', async () => {
+  it('has every accepted reading in every aggregate read after the 201, live and backfill alike, and in the rollups once refreshed', async () => {
     const key = await stationWithKey(env(), 'in-ryw');
     // Live: the last ten minutes, above every watermark.
     const recent = Array.from({ length: 10 }, (_, i) => ({ timestamp: new Date(Date.now() - (10 - i) * 60_000).toISOString(), temperature_c: i % 40, pm2_5: 1000 + (i % 3) }));
@@ -292,6 +295,9 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     }
     const result = await postBatch(env(), key, { station_id: 'in-ryw', readings: backfill });
     assert.equal(result.body.accepted, 300);
+    // What a client sees at once, on this instance or any other; the rollups themselves after their refresh.
+    assert.ok((await assertAggregateApiExact(env().origin, env().db.pool, 'in-ryw')) > 0);
+    await env().db.rollups.refresh();
     for (const period of periods) {
       for (const flags of flagFilters) await assertRollupExact(env().db, 'in-ryw', period, flags);
     }

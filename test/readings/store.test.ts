@@ -12,8 +12,8 @@ describeEngines('readings store', (env) => {
     const { db } = env();
     await addStation(db, 'st-basic');
     const batch = makeReadings(500, '2026-03-01T00:00:00Z', 1);
-    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 500, duplicates: 0, refreshed: true });
-    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 0, duplicates: 500, refreshed: true });
+    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 500, duplicates: 0, backfilled: db.engine === 'timescale' });
+    assert.deepEqual(await storeReadings(db, 'st-basic', batch), { accepted: 0, duplicates: 500, backfilled: false });
     assert.equal(await countReadings(db, 'st-basic'), 500);
   });
 
@@ -22,7 +22,7 @@ describeEngines('readings store', (env) => {
     await addStation(db, 'st-repeat');
     const [first, second] = makeReadings(2, '2026-03-01T00:00:00Z', 1);
     const again = { ...first!, temperature_c: 99.5, quality_flag: 'suspect' as const };
-    assert.deepEqual(await storeReadings(db, 'st-repeat', [first!, again, second!]), { accepted: 2, duplicates: 1, refreshed: true });
+    assert.deepEqual(await storeReadings(db, 'st-repeat', [first!, again, second!]), { accepted: 2, duplicates: 1, backfilled: db.engine === 'timescale' });
     const stored = await db.pool.oneFirst(sql.type(z.object({ t: z.number().nullable() }))`
       select temperature_c as t from readings where station_id = 'st-repeat' and ts = ${first!.ts}
     `);
