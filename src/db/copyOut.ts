@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { copyClientError, type CopyPool } from './pool.js';
+import { copyClientError, type PgPool } from './pool.js';
 
 /**
  * Streams `COPY ... TO STDOUT` through `into`, which is returned for the answer's body: memory stays
@@ -10,7 +10,7 @@ import { copyClientError, type CopyPool } from './pool.js';
  * cancelled by process id (which stops it at once, however loaded the machine) and its connection
  * discarded.
  */
-export async function copyOut<T extends Duplex>(pool: CopyPool, statementOf: (client: pg.ClientBase) => string, into: T): Promise<T> {
+export async function copyOut<T extends Duplex>(pool: PgPool, statementOf: (client: pg.ClientBase) => string, into: T): Promise<T> {
   const client = await pool.connect();
   let copy;
   try {

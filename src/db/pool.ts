@@ -13,9 +13,11 @@ export type Db = {
   /** Connections of `pool`. */
   poolSize: number;
   /** Ingest's own connections (COPY into readings): never taken by reads or downloads. */
-  ingestPool: CopyPool;
+  ingestPool: PgPool;
   /** Downloads' connections (COPY to the client), each bounded by DOWNLOAD_TIMEOUT_MS. */
-  streamPool: CopyPool;
+  streamPool: PgPool;
+  /** The hot reads' connections (latest, aggregates), beside those of `pool`. */
+  readPool: PgPool;
   engine: Engine;
   /** Keeps the timescale engine's rollups current below the horizon. */
   rollups: RollupRefresher;
@@ -73,18 +75,23 @@ export async function createSlonikPool(url: string, options: PoolOptions): Promi
 
 const lostClients = new WeakSet<pg.ClientBase>();
 
-/** A plain `pg` pool for COPY, which slonik does not expose, gated like the query pool. */
-export type CopyPool = {
+/**
+ * A plain `pg` pool, gated like the query pool: for COPY, which slonik does not expose, and for the hot
+ * reads, which skip slonik's per-query work and can use prepared statements and binary rows.
+ */
+export type PgPool = {
   /** A client for the caller alone; release it (with an error to discard it). PoolExhaustedError after `waitMs`. */
   connect: () => Promise<pg.PoolClient>;
   /** A short query on a connection of the pool, outside the gate (to cancel a backend). */
   query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+  /** A query through the gate; a lost connection fails it with ConnectionLostError (a 503, and a read retried). */
+  read: <R extends pg.QueryResultRow = pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>>;
   /** Connections checked out now. */
   busy: () => number;
   end: () => Promise<void>;
 };
 
-export function createCopyPool(url: string, options: { size: number; waitMs: number; statementTimeoutMs?: number; name: string }): CopyPool {
+export function createPgPool(url: string, options: { size: number; waitMs: number; statementTimeoutMs?: number; name: string }): PgPool {
   const pool = new pg.Pool({
     connectionString: withUtc(url),
     application_name: options.name,
@@ -101,7 +108,7 @@ export function createCopyPool(url: string, options: { size: number; waitMs: num
   pool.on('connect', (client) => client.on('error', () => lostClients.add(client)));
   const gate = createGate(options.size, options.waitMs);
   let busy = 0;
-  return {
+  const self: PgPool = {
     connect: async () => {
       await gate.acquire();
       let client: pg.PoolClient;
@@ -124,9 +131,21 @@ export function createCopyPool(url: string, options: { size: number; waitMs: num
       return client;
     },
     query: (text, values) => pool.query(text, values),
+    read: async <R extends pg.QueryResultRow>(config: pg.QueryConfig) => {
+      const client = await self.connect();
+      try {
+        const result = await client.query<R>(config);
+        client.release();
+        return result;
+      } catch (error) {
+        client.release(error as Error);
+        throw copyClientError(client, error);
+      }
+    },
     busy: () => busy,
     end: () => pool.end(),
   };
+  return self;
 }
 
 /**
@@ -151,12 +170,18 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     callMs: options.statementTimeoutMs + 5_000,
   });
   const pool = gated.pool;
-  const ingestPool = createCopyPool(url, { size: options.ingestPoolSize ?? 4, waitMs: poolWaitMs, name: 'envmon ingest' });
-  const streamPool = createCopyPool(url, {
+  const ingestPool = createPgPool(url, { size: options.ingestPoolSize ?? 4, waitMs: poolWaitMs, name: 'envmon ingest' });
+  const streamPool = createPgPool(url, {
     size: options.streamPoolSize ?? 4,
     waitMs: streamWaitMs,
     statementTimeoutMs: options.copyTimeoutMs,
     name: 'envmon download',
+  });
+  const readPool = createPgPool(withSettings(url, readSettings), {
+    size: options.poolSize,
+    waitMs: poolWaitMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+    name: 'envmon reads',
   });
   const rollups =
     engine === 'timescale'
@@ -167,11 +192,12 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     poolSize: options.poolSize,
     ingestPool,
     streamPool,
+    readPool,
     engine,
     rollups,
     close: async () => {
       await rollups.close();
-      await Promise.all([gated.close(), ingestPool.end(), streamPool.end()]);
+      await Promise.all([gated.close(), ingestPool.end(), streamPool.end(), readPool.end()]);
     },
   };
 }
@@ -182,8 +208,21 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
  * the zone is appended after them, so it wins.
  */
 export function withUtc(url: string): string {
+  return withSettings(url, { TimeZone: 'UTC' });
+}
+
+/** The URL with session settings appended to those it carries (which they override). */
+function withSettings(url: string, settings: Record<string, string>): string {
   const parsed = new URL(url);
-  const options = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', options ? `${options} -c TimeZone=UTC` : '-c TimeZone=UTC');
+  const given = parsed.searchParams.get('options');
+  const added = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(' ');
+  parsed.searchParams.set('options', given ? `${given} ${added}` : added);
   return parsed.toString();
 }
+
+/**
+ * The read pool runs only per-station reads of a few thousand rollup rows, whose groups are cheapest
+ * sorted (half the time of hashing on portable, where they arrive in key order) and on one core (a
+ * parallel plan's start-up costs more than it saves); measured in bench/paths.
+ */
+const readSettings = { enable_hashagg: 'off', max_parallel_workers_per_gather: '0' };

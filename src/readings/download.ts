@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type pg from 'pg';
 import { copyOut } from '../db/copyOut.js';
-import type { CopyPool } from '../db/pool.js';
+import type { PgPool } from '../db/pool.js';
 import type { QualityFlag } from './quality.js';
 
 export const downloadColumns = [
@@ -32,7 +32,7 @@ export function downloadStatement(client: pg.ClientBase, args: DownloadArgs): st
 }
 
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
-export async function streamDownload(pool: CopyPool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
+export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
   const body = new PassThrough();
   body.write(preamble);
   return copyOut(pool, (client) => downloadStatement(client, args), body);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { copyOut } from '../db/copyOut.js';
-import type { CopyPool } from '../db/pool.js';
+import type { PgPool } from '../db/pool.js';
 import { JsonArrayStream } from '../http/jsonArrayStream.js';
 import type { QualityFlag } from './quality.js';
 
@@ -28,7 +28,7 @@ function historicalStatement(client: pg.ClientBase, args: HistoricalArgs): strin
  * memory held megabytes and the event loop per request. `count` follows the readings, since it is known
  * only at their end.
  */
-export function streamHistorical(pool: CopyPool, args: HistoricalArgs): Promise<JsonArrayStream> {
+export function streamHistorical(pool: PgPool, args: HistoricalArgs): Promise<JsonArrayStream> {
   const head = `{"station":${JSON.stringify(args.stationId)},"hours":${args.hours},"readings":`;
   return copyOut(pool, (client) => historicalStatement(client, args), new JsonArrayStream(head, (count) => `,"count":${count}}`));
 }

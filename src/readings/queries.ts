@@ -1,4 +1,6 @@
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
+import type pg from 'pg';
+import type { PgPool } from '../db/pool.js';
 import { z } from 'zod';
 import { stationRow } from '../stations/queries.js';
 import type { QualityFlag } from './quality.js';
@@ -46,37 +48,27 @@ export async function listStationsWithLatest(db: CommonQueryMethods): Promise<re
   `);
 }
 
-const readingColumns = sql.fragment`
-  ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index,
-  quality_flag, firmware_version, module_data`;
-
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
 /**
- * The station's most recent reading, or null when it has none. Two short queries: the newest timestamp
- * from station_latest, then the reading at exactly that time, which a hypertable finds in one chunk.
+ * The station's most recent reading, or null when it has none: one round trip to a prepared statement
+ * (envmon_latest_reading looks the reading up by the timestamp station_latest names), on the read
+ * pool, with the driver's own types. The hottest read of the service.
  */
-export async function findLatestReading(db: CommonQueryMethods, stationId: string): Promise<ReadingRow | null> {
-  const ts = await db.maybeOneFirst(sql.type(z.object({ ts: z.string() }))`
-    select ts from station_latest where station_id = ${stationId}
-  `);
-  if (!ts) return null;
-  return db.maybeOne(sql.type(readingRow)`
-    select ${readingColumns} from readings where station_id = ${stationId} and ts = ${ts}::timestamptz
-  `);
+export async function findLatestReading(pool: PgPool, stationId: string): Promise<Record<string, unknown> | null> {
+  return (await pool.read(latestStatement(stationId))).rows[0] ?? null;
 }
 
-const aggregateRow = z.object({
-  period_start: z.string(),
-  count: z.number(),
-  temperature_c_mean: z.number().nullable(),
-  temperature_c_min: z.number().nullable(),
-  temperature_c_max: z.number().nullable(),
-  humidity_rh_mean: z.number().nullable(),
-  pressure_hpa_mean: z.number().nullable(),
-  pm2_5_mean: z.number().nullable(),
+/** findLatestReading on a connection already held (to prepare it). */
+export async function findLatestReadingOn(client: pg.ClientBase, stationId: string): Promise<Record<string, unknown> | null> {
+  return (await client.query(latestStatement(stationId))).rows[0] ?? null;
+}
+
+const latestStatement = (stationId: string): pg.QueryConfig => ({
+  name: 'envmon_latest_reading',
+  text: 'select * from envmon_latest_reading($1)',
+  values: [stationId],
 });
-export type AggregateRow = z.infer<typeof aggregateRow>;
 
 const rollupOf: Record<AggregatePeriod, string> = {
   hour: 'readings_hourly',
@@ -85,79 +77,74 @@ const rollupOf: Record<AggregatePeriod, string> = {
   month: 'readings_monthly',
 };
 
-/** `at + width` reckoned on the UTC calendar: a month or a day never stretches across a zone's clock change. */
-const utcPlus = (at: FragmentSqlToken, width: FragmentSqlToken) => sql.fragment`((${at}) at time zone 'UTC' + ${width}) at time zone 'UTC'`;
-
 export type AggregateArgs = { stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag };
 
+/** One period's statistics: period_start in epoch milliseconds, count, then the means, min and max in aggregateColumns' order. */
+export type AggregateRow = [number, number, ...(number | null)[]];
+
+// $1 station, $2 first date, $3 last date (both inclusive whole UTC days, either null), $4 quality flag or null.
+const rangeStart = `coalesce(($2::date)::timestamp at time zone 'UTC', '-infinity')`;
+const rangeEnd = `coalesce(($3::date + 1)::timestamp at time zone 'UTC', 'infinity')`;
+const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4)`;
+const rollupColumns = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10', 'co2_ppm']
+  .map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max`).join(', ');
+/** `at + 1 unit` on the UTC calendar: a month or a day never stretches across a zone's clock change. */
+const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + interval '1 ${unit}') at time zone 'UTC'`;
+
 /**
+ * The SQL of an aggregate, one text per period and range shape, so that each is a prepared statement.
  * Mean, min, max and count per period from the rollups (never a scan of raw readings), exact for the
- * quality filter. Dates are whole UTC days, both inclusive. Hours and days align with dates; a week or
- * month cut by the range is summed from its days inside it, as a GROUP BY over the readings would give.
+ * quality filter. Hours and days align with dates; a week or month cut by the range is summed from its
+ * days inside it, as a GROUP BY over the readings would give.
  */
-function aggregateSql(args: AggregateArgs): FragmentSqlToken {
-  // Dates are UTC days and bucket ends UTC arithmetic, named explicitly rather than left to the session's zone.
-  const start = args.from ? sql.fragment`(${args.from}::date)::timestamp at time zone 'UTC'` : sql.fragment`'-infinity'::timestamptz`;
-  const end = args.to ? sql.fragment`(${args.to}::date + 1)::timestamp at time zone 'UTC'` : sql.fragment`'infinity'::timestamptz`;
-  const filter = sql.fragment`station_id = ${args.stationId} ${flagFilter(args.quality)}`;
-  const rollup = sql.identifier([rollupOf[args.period]]);
-  let source;
-  if (args.period === 'hour' || args.period === 'day' || (!args.from && !args.to)) {
-    source = sql.fragment`select * from ${rollup} where ${filter} and bucket >= ${start} and bucket < ${end}`;
-  } else {
-    const unit = args.period;
-    const width = sql.fragment`${`1 ${unit}`}::interval`;
-    source = sql.fragment`
-      select * from ${rollup}
-      where ${filter} and bucket >= ${start} and ${utcPlus(sql.fragment`bucket`, width)} <= ${end}
-      union all
-      select station_id, date_trunc(${unit}, bucket, 'UTC') as bucket, quality_flag, n,
-        temperature_c_count, temperature_c_sum, temperature_c_min, temperature_c_max,
-        humidity_rh_count, humidity_rh_sum, humidity_rh_min, humidity_rh_max,
-        pressure_hpa_count, pressure_hpa_sum, pressure_hpa_min, pressure_hpa_max,
-        pm2_5_count, pm2_5_sum, pm2_5_min, pm2_5_max,
-        pm10_count, pm10_sum, pm10_min, pm10_max,
-        co2_ppm_count, co2_ppm_sum, co2_ppm_min, co2_ppm_max
-      from readings_daily
-      where ${filter} and bucket >= ${start} and bucket < ${end}
-        and (date_trunc(${unit}, bucket, 'UTC') < ${start} or ${utcPlus(sql.fragment`date_trunc(${unit}, bucket, 'UTC')`, width)} > ${end})`;
-  }
-  return sql.fragment`
-    select bucket as period_start, sum(n)::bigint as count,
-      sum(temperature_c_sum) / nullif(sum(temperature_c_count), 0) as temperature_c_mean,
-      min(temperature_c_min) as temperature_c_min,
-      max(temperature_c_max) as temperature_c_max,
-      sum(humidity_rh_sum) / nullif(sum(humidity_rh_count), 0) as humidity_rh_mean,
-      sum(pressure_hpa_sum) / nullif(sum(pressure_hpa_count), 0) as pressure_hpa_mean,
-      sum(pm2_5_sum) / nullif(sum(pm2_5_count), 0) as pm2_5_mean
-    from (${source}) rows
-    group by bucket
-  `;
+function aggregateStatement(period: AggregatePeriod, cut: boolean): { name: string; text: string } {
+  const rollup = rollupOf[period];
+  const source = !cut
+    ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
+    : `select bucket, n, ${rollupColumns} from ${rollup}
+         where ${rowFilter} and bucket >= ${rangeStart} and ${utcPlusOne('bucket', period)} <= ${rangeEnd}
+       union all
+       select date_trunc('${period}', bucket, 'UTC'), n, ${rollupColumns} from readings_daily
+         where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}
+           and (date_trunc('${period}', bucket, 'UTC') < ${rangeStart} or ${utcPlusOne(`date_trunc('${period}', bucket, 'UTC')`, period)} > ${rangeEnd})`;
+  return {
+    name: `envmon_aggregate_${period}${cut ? '_cut' : ''}`,
+    text: `
+      select (extract(epoch from bucket) * 1000)::float8, sum(n)::float8,
+        sum(temperature_c_sum) / nullif(sum(temperature_c_count), 0), min(temperature_c_min), max(temperature_c_max),
+        sum(humidity_rh_sum) / nullif(sum(humidity_rh_count), 0), sum(pressure_hpa_sum) / nullif(sum(pressure_hpa_count), 0),
+        sum(pm2_5_sum) / nullif(sum(pm2_5_count), 0)
+      from (${source}) rows
+      group by bucket
+      order by bucket`,
+  };
 }
-
-/** The aggregate rows, for CSV. */
-export async function aggregateReadings(db: CommonQueryMethods, args: AggregateArgs): Promise<readonly AggregateRow[]> {
-  return db.any(sql.type(aggregateRow)`select * from (${aggregateSql(args)}) a order by period_start`);
-}
-
-const aggregateJsonRow = z.object({ count: z.number(), results: z.string() });
 
 /**
- * The aggregate rows as a JSON array built by PostgreSQL, for the JSON answer: no per-row work in the
- * service, so the answer costs the same on the first request after a start or an upload as later.
- * Numbers print as PostgreSQL's shortest exact form, timestamps as ISO 8601 UTC with milliseconds.
+ * The aggregate rows, from a prepared statement on the read pool in binary: no timestamp or number is
+ * printed by the database and parsed back, and no row is validated one by one (the SQL fixes its types).
  */
-export async function aggregateReadingsJson(db: CommonQueryMethods, args: AggregateArgs): Promise<{ count: number; results: string }> {
-  // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.
-  return db.one(sql.type(aggregateJsonRow)`
-    select count(*)::int as count, '[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.period_start), '') || ']' as results
-    from (
-      select to_char(a.period_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as period_start, a.count,
-        a.temperature_c_mean, a.temperature_c_min, a.temperature_c_max, a.humidity_rh_mean, a.pressure_hpa_mean, a.pm2_5_mean
-      from (${aggregateSql(args)}) a
-    ) r
-  `);
+export async function aggregateReadings(pool: PgPool, args: AggregateArgs): Promise<AggregateRow[]> {
+  return (await pool.read<AggregateRow>(aggregateQuery(args))).rows;
 }
+
+/** aggregateReadings on a connection already held (to prepare it). */
+export async function aggregateReadingsOn(client: pg.ClientBase, args: AggregateArgs): Promise<AggregateRow[]> {
+  return (await client.query<AggregateRow>(aggregateQuery(args))).rows;
+}
+
+function aggregateQuery(args: AggregateArgs): pg.QueryConfig {
+  const cut = args.period !== 'hour' && args.period !== 'day' && Boolean(args.from || args.to);
+  return {
+    ...aggregateStatement(args.period, cut),
+    values: [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null],
+    rowMode: 'array',
+    types: doubles,
+  } as pg.QueryConfig;
+}
+
+// Every column of an aggregate is a float8, printed by the database in its shortest exact form.
+const doubles = { getTypeParser: () => Number } as unknown as pg.CustomTypesConfig;
 
 /** The bucket widths compare chooses from, in seconds: the smallest giving at most 720 buckets. */
 export const compareIntervals = [60, 300, 900, 3600, 10800, 21600, 86400];

@@ -6,7 +6,7 @@ import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { attributeDownload, citation, downloadFileName, preamble } from './attribution.js';
 import { downloadColumns, streamDownload } from './download.js';
-import { aggregateReadings, aggregateReadingsJson, compareInterval, compareStations, findLatestReading } from './queries.js';
+import { aggregateReadings, compareInterval, compareStations, findLatestReading } from './queries.js';
 import { streamHistorical } from './historical.js';
 import {
   aggregateQuerySchema,
@@ -18,7 +18,7 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateColumns, aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateColumns, aggregateCsv, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -56,7 +56,7 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, undefined);
-      const reading = await findLatestReading(db.pool, stationId);
+      const reading = await findLatestReading(db.readPool, stationId);
       if (!reading) {
         await requireStation(db.pool, stationId);
         throw notFound(`station '${stationId}' has no readings yet`);
@@ -107,21 +107,19 @@ export function addReadingRoutes(api: Api): void {
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       await rollupsCurrent(db, [stationId]);
       if (query.output === 'csv') {
-        const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.pool, args));
+        const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.readPool, args));
         const range = { from: query.from_date, to: query.to_date };
         const dataset = { kind: 'aggregate', period: query.period } as const;
         const cite = citation(config.baseUrl, [stationId], range, dataset);
         ctx.type = 'text/csv; charset=utf-8';
         attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
         // Whole, not streamed: the rows are already in memory, and a known body can carry an ETag.
-        ctx.body = [...aggregateCsv(results, preamble(cite, aggregateColumns))].join('');
+        ctx.body = aggregateCsv(results, preamble(cite, aggregateColumns));
         return;
       }
-      const { count, results } = await aggregateReadingsJson(db.pool, args);
-      if (count === 0) await requireStation(db.pool, stationId);
-      // The rows arrive as JSON text from PostgreSQL; only the envelope is written here.
+      const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.readPool, args));
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${count},"results":${results}}`;
+      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregateJson(results)}}`;
     },
   );
 

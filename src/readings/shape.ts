@@ -1,4 +1,5 @@
 import { z } from '../http/zod.js';
+import type { AggregateRow } from './queries.js';
 
 export const readingSchema = z
   .object({
@@ -57,8 +58,23 @@ export const aggregateResultSchema = z
 
 export const aggregateColumns = Object.keys(aggregateResultSchema.shape) as (keyof z.infer<typeof aggregateResultSchema>)[];
 
+/**
+ * The aggregate rows as a JSON array of AggregateResult, from the driver's arrays. JSON.stringify of
+ * objects of one shape is V8's fast path: for a station-year of hours (8,760 rows) it takes half the
+ * time of writing the text piece by piece.
+ */
+export function aggregateJson(rows: readonly AggregateRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      period_start: new Date(r[0]).toISOString(), count: r[1],
+      temperature_c_mean: r[2], temperature_c_min: r[3], temperature_c_max: r[4],
+      humidity_rh_mean: r[5], pressure_hpa_mean: r[6], pm2_5_mean: r[7],
+    })),
+  );
+}
+
 /** The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls are empty fields. */
-export function* aggregateCsv(rows: readonly z.infer<typeof aggregateResultSchema>[], preamble: string): Generator<string> {
-  yield preamble;
-  for (const row of rows) yield `${aggregateColumns.map((c) => row[c] ?? '').join(',')}\n`;
+export function aggregateCsv(rows: readonly AggregateRow[], preamble: string): string {
+  const lines = rows.map((r) => `${new Date(r[0]).toISOString()},${r.slice(1).map((v) => v ?? '').join(',')}\n`);
+  return preamble + lines.join('');
 }

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { retryOnConflict, sqlState } from '../db/errors.js';
-import { copyClientError, type CopyPool, type Db } from '../db/pool.js';
+import { copyClientError, type PgPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
 import { encodeReadings, readingColumns, timestampOf, withFlag } from './batchEncoder.js';
 import { sourceOfEncoded, type BatchSource } from './batchSource.js';
@@ -90,7 +90,7 @@ function horizon(): number {
 
 type Inserted = { accepted: number; first: string | null };
 
-async function copyBatch(pool: CopyPool, source: BatchSource, backlog: boolean): Promise<Inserted> {
+async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): Promise<Inserted> {
   const client = await pool.connect();
   try {
     const opened = (await client.query(
