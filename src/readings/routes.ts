@@ -1,3 +1,4 @@
+import { coalesce } from '../db/coalesce.js';
 import { rollupsCurrent } from '../db/rollupsCurrent.js';
 import { addRoute, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
@@ -42,6 +43,8 @@ const compareSchema = z
 
 export function addReadingRoutes(api: Api): void {
   const { config, db } = api.deps;
+  // Partners' charts ask for the same stations' latest readings over and over, many at once.
+  const latestReading = coalesce((stationId: string) => findLatestReading(db.readPool, stationId));
 
   addRoute(
     api,
@@ -56,7 +59,7 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, undefined);
-      const reading = await findLatestReading(db.readPool, stationId);
+      const reading = await latestReading(stationId);
       if (!reading) {
         await requireStation(db.pool, stationId);
         throw notFound(`station '${stationId}' has no readings yet`);
