@@ -50,7 +50,7 @@ export async function loadStationYears(
     }
     // What the readings store does in its transaction, for rows that bypassed it.
     await client.query(`insert into station_latest select station_id, max(ts) from readings group by 1
-      on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts)`);
+      on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts), version = excluded.version`);
     const started = performance.now();
     await db.rollups.refresh();
     await client.query('analyze');

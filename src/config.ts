@@ -44,6 +44,7 @@ const configSchema = z.object({
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
   DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
+  AGGREGATE_CACHE_MB: integer(64, 0, 65_536),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -73,6 +74,7 @@ export type Config = {
   statementTimeoutMs: number;
   downloadTimeoutMs: number;
   rollupHealSeconds: number;
+  aggregateCacheMb: number;
   logLevel: string;
 };
 
@@ -122,6 +124,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
     downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,
+    aggregateCacheMb: s.AGGREGATE_CACHE_MB,
     logLevel: s.LOG_LEVEL,
   };
 }

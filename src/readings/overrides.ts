@@ -59,6 +59,9 @@ export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ chan
         insert into quality_overrides (station_id, from_ts, to_ts, flag, reason)
         values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason})
       `);
+      await tx.query(sql.type(z.object({}))`
+        update station_latest set version = nextval('station_data_version') where station_id = ${args.stationId}
+      `);
       return tx.one(sql.type(flagged)`
         with changed as (
           update readings set quality_flag = ${args.flag}

@@ -25,7 +25,7 @@ export async function deleteReadings(db: Db, args: { stationId: string; from: st
       await tx.query(sql.type(z.object({}))`
         with newest as (select max(ts) as ts from readings where station_id = ${args.stationId}),
         moved as (
-          update station_latest set ts = newest.ts from newest
+          update station_latest set ts = newest.ts, version = nextval('station_data_version') from newest
           where station_latest.station_id = ${args.stationId} and newest.ts is not null
         )
         delete from station_latest where station_id = ${args.stationId} and (select ts from newest) is null

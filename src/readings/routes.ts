@@ -5,9 +5,10 @@ import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
 import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
+import { createAggregateReader } from './aggregateCache.js';
 import { attributeDownload, citation, downloadFileName, preamble } from './attribution.js';
 import { downloadColumns, streamDownload } from './download.js';
-import { aggregateReadings, compareInterval, compareStations, findLatestReading } from './queries.js';
+import { compareInterval, compareStations, findLatestReading } from './queries.js';
 import { streamHistorical } from './historical.js';
 import {
   aggregateQuerySchema,
@@ -19,7 +20,7 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateColumns, aggregateCsv, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateColumns, aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -45,6 +46,7 @@ export function addReadingRoutes(api: Api): void {
   const { config, db } = api.deps;
   // Partners' charts ask for the same stations' latest readings over and over, many at once.
   const latestReading = coalesce((stationId: string) => findLatestReading(db.readPool, stationId));
+  const readAggregate = createAggregateReader(db, config.aggregateCacheMb * 1024 * 1024);
 
   addRoute(
     api,
@@ -108,9 +110,9 @@ export function addReadingRoutes(api: Api): void {
       const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
-      await rollupsCurrent(db, [stationId]);
+      const aggregate = await readAggregate(args);
+      const results = await rowsOfStation(db.pool, stationId, aggregate.rows);
       if (query.output === 'csv') {
-        const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.readPool, args));
         const range = { from: query.from_date, to: query.to_date };
         const dataset = { kind: 'aggregate', period: query.period } as const;
         const cite = citation(config.baseUrl, [stationId], range, dataset);
@@ -120,9 +122,8 @@ export function addReadingRoutes(api: Api): void {
         ctx.body = aggregateCsv(results, preamble(cite, aggregateColumns));
         return;
       }
-      const results = await rowsOfStation(db.pool, stationId, await aggregateReadings(db.readPool, args));
       ctx.type = 'application/json; charset=utf-8';
-      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregateJson(results)}}`;
+      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregate.json()}}`;
     },
   );
 

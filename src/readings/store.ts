@@ -129,7 +129,7 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
       `${staged ? insertFromStaging : `select ${source.lines.length}::int as accepted, '${source.timestamps[0]}'::timestamptz as first`};
        ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.timestamps[0]}');` : ''}
        insert into station_latest (station_id, ts) values (${station}, '${last}')
-       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts); commit`,
+       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts), version = excluded.version; commit`,
     )) as unknown as pg.QueryResult[];
     client.release();
     const row = results[0]!.rows[0] as { accepted: number; first: Date | null };
