@@ -63,7 +63,9 @@ await eachEngine('scale', async (engine, databaseUrl) => {
         const started = performance.now();
         const job = await client.query(`select job_id from timescaledb_information.jobs where proc_name = 'policy_compression' and hypertable_name = 'readings'`);
         await client.query(`call run_job($1)`, [job.rows[0].job_id]);
-        await client.query('analyze');
+        // Rows moved into the columnstore leave their space in the chunk's heap until a vacuum, which
+        // autovacuum does in production: the storage figure is what the table settles to.
+        await client.query('vacuum analyze');
         console.log(`columnstore policy run in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       }
       // A new station's history, 10,000 readings a batch, as an upload after an outage: before the year.
