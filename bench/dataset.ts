@@ -49,8 +49,9 @@ export async function loadStationYears(
       ids.push(id);
     }
     // What the readings store does in its transaction, for rows that bypassed it.
-    await client.query(`insert into station_latest select station_id, max(ts) from readings group by 1
-      on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts), version = excluded.version`);
+    await client.query(`insert into station_latest (station_id, ts, first_ts) select station_id, max(ts), min(ts) from readings group by 1
+      on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
+        first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version`);
     const started = performance.now();
     await db.rollups.refresh();
     await client.query('analyze');

@@ -234,8 +234,8 @@ const statsRow = z.object({
 export type StatsRow = z.infer<typeof statsRow>;
 
 /**
- * Counts for /stats/, fast on any number of readings: totals from the monthly rollup, the newest reading
- * from station_latest, the oldest as each station's first reading by primary key; never count(*) over readings.
+ * Counts for /stats/, fast on any number of readings: totals from the monthly rollup, the newest and the
+ * oldest reading from station_latest; never count(*) over readings.
  */
 export async function readStats(db: CommonQueryMethods): Promise<StatsRow> {
   return db.one(sql.type(statsRow)`
@@ -244,8 +244,11 @@ export async function readStats(db: CommonQueryMethods): Promise<StatsRow> {
       (select count(*) from stations where status = 'active') as stations_active,
       (select coalesce(sum(n), 0) from readings_monthly) as readings_total,
       (select coalesce(sum(n), 0) from readings_monthly where quality_flag = 'ok') as readings_ok,
-      (select min(first.ts) from stations s cross join lateral (
-        select r.ts from readings r where r.station_id = s.station_id order by r.ts limit 1) first) as earliest,
+      least(
+        (select min(first_ts) from station_latest),
+        (select min(first.ts) from station_latest l cross join lateral (
+          select r.ts from readings r where r.station_id = l.station_id order by r.ts limit 1) first
+         where l.first_ts is null)) as earliest,
       (select max(ts) from station_latest) as latest,
       (select count(*) from notes) as notes,
       (select count(*) from publications) as publications,

@@ -23,9 +23,9 @@ export async function deleteReadings(db: Db, args: { stationId: string; from: st
         select count(*)::int as deleted from gone
       `);
       await tx.query(sql.type(z.object({}))`
-        with newest as (select max(ts) as ts from readings where station_id = ${args.stationId}),
+        with newest as (select max(ts) as ts, min(ts) as first_ts from readings where station_id = ${args.stationId}),
         moved as (
-          update station_latest set ts = newest.ts, version = nextval('station_data_version') from newest
+          update station_latest set ts = newest.ts, first_ts = newest.first_ts, version = nextval('station_data_version') from newest
           where station_latest.station_id = ${args.stationId} and newest.ts is not null
         )
         delete from station_latest where station_id = ${args.stationId} and (select ts from newest) is null

@@ -122,14 +122,15 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
       client.release();
       return { accepted: 0, first: null };
     }
-    // The batch's newest timestamp is stored now (inserted) or was already (a duplicate): either way it
-    // is a reading of this station, so the newest-reading mark can only move forward to it.
+    // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
+    // either way they are readings of this station, so its marks can only move out to them.
     const station = client.escapeLiteral(source.stationId);
     const results = (await client.query(
       `${staged ? insertFromStaging : `select ${source.lines.length}::int as accepted, '${source.timestamps[0]}'::timestamptz as first`};
        ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.timestamps[0]}');` : ''}
-       insert into station_latest (station_id, ts) values (${station}, '${last}')
-       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts), version = excluded.version; commit`,
+       insert into station_latest (station_id, ts, first_ts) values (${station}, '${last}', '${source.timestamps[0]}')
+       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
+         first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
     )) as unknown as pg.QueryResult[];
     client.release();
     const row = results[0]!.rows[0] as { accepted: number; first: Date | null };

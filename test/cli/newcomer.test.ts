@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { lines, runCli, runCommand, spawnServe, type ServeProcess } from '../helpers/cli.js';
@@ -23,6 +24,21 @@ const alive = (pid: number | undefined) => {
   }
 };
 
+/**
+ * A port nothing listens on, below the range the kernel hands out to outgoing connections (32768 and up
+ * here), so that no client socket of the other tests takes it between this check and the server's bind.
+ */
+async function freePort(): Promise<number> {
+  for (let port = 20_000 + (process.pid % 10_000); ; port++) {
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
 describe('a newcomer: make start, then a key, a reading and the chart from another terminal', function () {
   this.timeout(180_000);
   let dataDir: string;
@@ -33,7 +49,7 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'envmon-newcomer-'));
     // The embedded server runs as the postgres user when the tests run as root.
     chmodSync(dataDir, 0o755);
-    settings = { DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(56_000 + (process.pid % 1000)), RATE_LIMIT_PER_MINUTE: '0' };
+    settings = { DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), RATE_LIMIT_PER_MINUTE: '0' };
   });
   after(async () => {
     await serve?.stop();

@@ -90,6 +90,10 @@ describeEngines('each row judged alone', (env) => {
     const again = await runCli(['readings', 'delete', '--station', 'rows-future', '--from', at(0), '--to', at(30)], { DATABASE_URL: env().databaseUrl });
     assert.match(again.stdout, /^1 readings of rows-future deleted/);
     await assertAggregateApiExact(env().origin, env().db.pool, 'rows-future');
+    // The station's oldest-reading mark, which /stats/ reads, moves forward to what remains.
+    const marks = await env().db.pool.one(sql.type(z.object({ first_ts: z.string(), ts: z.string() }))`
+      select first_ts, ts from station_latest where station_id = 'rows-future'`);
+    assert.deepEqual(marks, { first_ts: at(60), ts: at(60) });
     const bad = await runCli(['readings', 'delete', '--station', 'rows-future', '--from', '0000-01-01', '--to', '2026-01-01'], { DATABASE_URL: env().databaseUrl });
     assert.equal(bad.code, 2);
   });
