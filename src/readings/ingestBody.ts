@@ -43,7 +43,8 @@ export async function readIngestBody(ctx: Context, format: IngestFormat, limitBy
       const body = parseInput(ingestBodySchema, (await coBody.json(ctx.req, { limit: limitBytes, strict: true })) as Record<string, unknown>, 'body');
       return { stationId: body.station_id, readings: body.readings };
     }
-    const text = await coBody.text(ctx.req, { limit: limitBytes, encoding: 'utf8' });
+    // A byte-order mark, as spreadsheet programs write at the start of a UTF-8 CSV, is not part of the first line.
+    const text = (await coBody.text(ctx.req, { limit: limitBytes, encoding: 'utf8' })).replace(/^\uFEFF/, '');
     const readings = format === 'ndjson' ? ndjsonReadings(text) : csvReadings(text);
     if (readings.length === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
     return { stationId: null, readings };
@@ -92,7 +93,7 @@ function csvValue(column: string, text: string): unknown {
  */
 function csvReadings(text: string): unknown[] {
   const { data } = Papa.parse<string[]>(text, { skipEmptyLines: true, delimiter: ',' });
-  const header = data[0];
+  const header = data[0]?.map((name) => name.trim());
   if (!header) return [];
   if (new Set(header).size !== header.length) throw badRequest('the CSV header names a column twice', [{ param: 'body', message: 'header columns must be unique' }]);
   if (!header.includes('timestamp')) throw badRequest('the CSV header has no timestamp column', [{ param: 'body', message: 'the header row must name a timestamp column' }]);

@@ -87,6 +87,9 @@ describeEngines('ingest in NDJSON and CSV', (env) => {
       accepted: 2, duplicates: 0, errors: 2,
       error_details: [{ index: 1, reason: 'the row has 3 fields; the header has 2' }, { index: 2, reason: 'the row has 1 fields; the header has 2' }],
     });
+    // As a spreadsheet program saves it: a byte-order mark, spaces after the commas of the header, CRLF.
+    const fromSpreadsheet = await post(`\uFEFFtimestamp, temperature_c\r\n${minute(4)},5\r\n`);
+    assert.deepEqual(fromSpreadsheet.body, { accepted: 1, duplicates: 0, errors: 0, error_details: [] });
     const noTimestamp = await post('time,temperature_c\n2026-05-01T00:00:00Z,1\n');
     assert.equal(noTimestamp.status, 400);
     assert.equal(noTimestamp.headers.get('content-type'), 'application/problem+json');
@@ -95,7 +98,7 @@ describeEngines('ingest in NDJSON and CSV', (env) => {
     assert.equal(empty.status, 400);
     const headerOnly = await post('timestamp,temperature_c\n');
     assert.equal(headerOnly.status, 400);
-    assert.equal(await countReadings(env().db, 'fmt-csv-errors'), 2);
+    assert.equal(await countReadings(env().db, 'fmt-csv-errors'), 3);
   });
 
   it('holds NDJSON and CSV to the same reading limit (413) and refuses other types with a 415 naming the three', async () => {
