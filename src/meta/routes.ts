@@ -112,7 +112,7 @@ export function addMetaRoutes(api: Api): void {
     },
     async (ctx) => {
       await rollupsCurrent(db, null);
-      ctx.body = shapeStats(await readStats(db.pool));
+      ctx.body = shapeStats(await readStats(db.readPool));
     },
   );
 
