@@ -1,18 +1,11 @@
+import bourne from '@hapi/bourne';
 import { copyText } from '../db/copyText.js';
+import { CopyLines } from './copyLines.js';
+import type { JsonBytes } from './jsonBytes.js';
+import { writeJsonReading } from './jsonReadingLine.js';
 import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './readingRules.js';
 import { plausibilityBounds, type QualityFlag } from './quality.js';
 import type { NewReading } from './store.js';
-
-/**
- * A batch as COPY text, one line per reading in the column order of `readingColumns`, beside each
- * reading's canonical timestamp. Built in one pass over the posted rows, with no object per reading:
- * the line is the only form a reading takes between the request body and the database.
- */
-export type EncodedBatch = {
-  stationId: string;
-  timestamps: string[];
-  lines: string[];
-};
 
 /** The COPY column list the lines follow. */
 export const readingColumns =
@@ -20,12 +13,6 @@ export const readingColumns =
 
 /** The line's quality flag is its 13th field (after station and the 11 columns before it). */
 const flagField = 12;
-
-/** A line's timestamp, its second field. */
-export function timestampOf(line: string): string {
-  const start = line.indexOf('\t') + 1;
-  return line.slice(start, line.indexOf('\t', start));
-}
 
 /** A line with another quality flag: the path of an operator's override, rare enough to split the line for. */
 export function withFlag(line: string, flag: QualityFlag): string {
@@ -58,24 +45,33 @@ function numeric(name: string, value: unknown): number | null {
 }
 
 /**
- * Turns posted readings into COPY lines for one station. `add` takes one reading as parsed from the body
- * (a JSON object, or a CSV row made into one): canonical fields and aliases into columns, soil channels
- * and unknown keys into module_data, the quality flag assigned; it throws RowError, adding nothing,
- * when the reading cannot be stored. The rules are those of `parseReading`, which a test holds it to.
+ * Turns posted readings into COPY lines for one station, in the column order of `readingColumns`, each
+ * with its timestamp beside it. `add` takes one reading as parsed from the body (a JSON object, or a CSV
+ * row made into one): canonical fields and aliases into columns, soil channels and unknown keys into
+ * module_data, the quality flag assigned; it throws RowError, adding nothing, when the reading cannot be
+ * stored. `addJson` takes one still as the request's bytes, and writes the usual ones without parsing.
  */
 export class BatchEncoder {
-  readonly timestamps: string[] = [];
-  readonly lines: string[] = [];
-  readonly stationId: string;
+  readonly lines = new CopyLines();
   private readonly station: string;
+  private readonly stationBytes: Buffer;
+  private readonly latestMs: number;
   private readonly latest: string;
   private readonly values: (number | null)[] = new Array(numericFields.length).fill(null);
 
   /** `latestMs`: readings after it are row errors (ahead of the server's clock beyond the tolerance). */
   constructor(stationId: string, latestMs = Infinity) {
-    this.stationId = stationId;
     this.station = copyText(stationId);
+    this.stationBytes = Buffer.from(this.station);
+    this.latestMs = latestMs;
     this.latest = Number.isFinite(latestMs) ? new Date(Math.min(latestMs, 253402300799999)).toISOString() : '9999-12-31T23:59:59.999Z';
+  }
+
+  /** The reading whose JSON is `json`'s bytes [start, end), which `json` has found to be one JSON value. */
+  addJson(json: JsonBytes, start: number, end: number): void {
+    if (!writeJsonReading(json, start, this.lines, this.stationBytes, this.latestMs)) {
+      this.add(bourne.parse(json.bytes.toString('utf8', start, end), { protoAction: 'error' }));
+    }
   }
 
   add(raw: unknown): void {
@@ -128,34 +124,27 @@ export class BatchEncoder {
     const flag: QualityFlag =
       outside(temperature, plausibilityBounds.temperature_c) || outside(humidity, plausibilityBounds.humidity_rh) ||
       outside(pressure, plausibilityBounds.pressure_hpa) || outside(pm25, plausibilityBounds.pm2_5) ? 'suspect' : 'ok';
-    this.timestamps.push(ts);
     // Numbers need no escaping in COPY's text format, and print in JavaScript's shortest exact form.
-    this.lines.push(
+    this.lines.appendLine(
       `${this.station}\t${ts}\t${n(temperature)}\t${n(humidity)}\t${n(pressure)}\t${n(altitude)}\t${n(pm1)}\t${n(pm25)}` +
       `\t${n(pm10)}\t${n(co2)}\t${n(co)}\t${n(uv)}\t${flag}\t${copyText(firmware)}\t${copyText(moduleJson)}\n`,
+      Date.parse(ts),
     );
   }
-
-  batch(): EncodedBatch {
-    return { stationId: this.stationId, timestamps: this.timestamps, lines: this.lines };
-  }
 }
 
-/** Readings already parsed (the demo data, the CLI's imports) as a batch, their flags kept. */
-export function encodeReadings(stationId: string, readings: readonly NewReading[]): EncodedBatch {
+/** Readings already parsed (the demo data, the CLI's imports) as COPY lines, their flags kept. */
+export function encodeReadings(stationId: string, readings: readonly NewReading[]): CopyLines {
   const station = copyText(stationId);
-  const n = (value: number | null) => (value === null ? '\\N' : value);
-  return {
-    stationId,
-    timestamps: readings.map((r) => r.ts),
-    lines: readings.map(
-      (r) =>
-        `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
-        `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
-        `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
-        `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`,
-    ),
-  };
+  const lines = new CopyLines();
+  for (const r of readings) {
+    lines.appendLine(
+      `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
+      `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
+      `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
+      `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`,
+      Date.parse(r.ts),
+    );
+  }
+  return lines;
 }
-
-

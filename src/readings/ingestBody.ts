@@ -5,7 +5,10 @@ import Papa from 'papaparse';
 import { bodyProblem } from '../http/bodyProblem.js';
 import { badRequest, unsupportedMediaType } from '../http/problem.js';
 import { parseInput } from '../http/validate.js';
+import type { BatchEncoder } from './batchEncoder.js';
 import { ingestBodySchema } from './ingestSchema.js';
+import { scanJsonBatch } from './jsonBatch.js';
+import { JsonBytes } from './jsonBytes.js';
 import { RowError } from './readingRules.js';
 
 /** The body formats a station may post, by media type. */
@@ -14,10 +17,11 @@ export type IngestFormat = keyof typeof ingestMediaTypes;
 
 /**
  * A posted batch before its readings are looked at: `stationId` as the body names it (JSON only; in the
- * other formats the key names the station), and each reading as parsed, or the RowError that a line
- * which does not parse is, so that one bad line costs only itself.
+ * other formats the key names the station), its number of readings, and `encode`, which hands reading
+ * `index` to the encoder, as the body's bytes where it can, and throws the RowError that a reading or a
+ * line which does not parse is, so that one bad line costs only itself.
  */
-export type PostedBatch = { stationId: string | null; readings: unknown[] };
+export type PostedBatch = { stationId: string | null; count: number; encode: (encoder: BatchEncoder, index: number) => void };
 
 /** Which format the request's Content-Type names; a 415 naming the accepted ones otherwise. */
 export function ingestFormat(ctx: Context): IngestFormat {
@@ -39,35 +43,97 @@ export async function readIngestBody(ctx: Context, format: IngestFormat, limitBy
   const encoding = ctx.req.headers['content-encoding'];
   if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase();
   try {
-    if (format === 'json') {
-      const body = parseInput(ingestBodySchema, (await coBody.json(ctx.req, { limit: limitBytes, strict: true })) as Record<string, unknown>, 'body');
-      return { stationId: body.station_id, readings: body.readings };
-    }
-    // A byte-order mark, as spreadsheet programs write at the start of a UTF-8 CSV, is not part of the first line.
-    const text = (await coBody.text(ctx.req, { limit: limitBytes, encoding: 'utf8' })).replace(/^\uFEFF/, '');
-    const readings = format === 'ndjson' ? ndjsonReadings(text) : csvReadings(text);
-    if (readings.length === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
-    return { stationId: null, readings };
+    // The body's bytes: JSON and NDJSON readings are read in place, never decoded whole.
+    const bytes = withoutByteOrderMarks(await readBytes(ctx.req, { limit: limitBytes, encoding: null }));
+    const posted = format === 'json' ? jsonBatch(bytes) : format === 'ndjson' ? ndjsonBatch(bytes) : csvBatch(bytes.toString('utf8'));
+    if (posted.count === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
+    return posted;
   } catch (error) {
     throw bodyProblem(error as Error);
   }
 }
 
+// co-body's text reader hands back the bytes themselves when told no encoding.
+const readBytes = coBody.text as unknown as (req: Context['req'], options: { limit: number; encoding: null }) => Promise<Buffer>;
+
+// A byte-order mark, as spreadsheet programs write at the start of a UTF-8 file, is not part of the body.
+const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
+function withoutByteOrderMarks(bytes: Buffer): Buffer {
+  let start = 0;
+  while (bytes.indexOf(byteOrderMark, start) === start) start += byteOrderMark.length;
+  return bytes.subarray(start);
+}
+
+const parsedReadings = (readings: readonly unknown[]): PostedBatch['encode'] => (encoder, index) => {
+  const reading = readings[index];
+  if (reading instanceof RowError) throw reading;
+  encoder.add(reading);
+};
+
+// As co-body's strict JSON: only an object or an array at the top.
+// eslint-disable-next-line no-control-regex -- JSON's whitespace is these control characters
+const strictJson = /^[\x20\x09\x0a\x0d]*(\[|\{)/;
+
+/** The envelope read in place; any body it does not take goes through the general parser and the schema. */
+function jsonBatch(bytes: Buffer): PostedBatch {
+  const scanned = scanJsonBatch(bytes);
+  if (scanned) {
+    const { json, starts, ends } = scanned;
+    return { stationId: scanned.stationId, count: starts.length, encode: (encoder, index) => encoder.addJson(json, starts[index]!, ends[index]!) };
+  }
+  const text = bytes.toString('utf8');
+  if (text !== '' && !strictJson.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
+  // An empty body is an empty object, which the schema then names what it lacks.
+  const body = parseInput(ingestBodySchema, (text === '' ? {} : parseJson(text)) as Record<string, unknown>, 'body');
+  return { stationId: body.station_id, count: body.readings.length, encode: parsedReadings(body.readings) };
+}
+
+/**
+ * One reading per line; blank lines are skipped. A line that is one JSON value is read in place; any
+ * other is parsed here, and is that reading's error when it is not JSON.
+ */
+function ndjsonBatch(bytes: Buffer): PostedBatch {
+  const json = new JsonBytes(bytes);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const parsed = new Map<number, unknown>();
+  for (let lineStart = 0; lineStart < bytes.length;) {
+    const newline = bytes.indexOf(0x0a, lineStart);
+    const lineEnd = newline < 0 ? bytes.length : newline;
+    const start = json.space(lineStart);
+    const end = start < lineEnd ? json.value(start) : -1;
+    if (end >= 0 && end <= lineEnd && json.space(end) >= lineEnd) {
+      starts.push(start);
+      ends.push(end);
+    } else {
+      const line = bytes.toString('utf8', lineStart, lineEnd);
+      if (line.trim() !== '') {
+        parsed.set(starts.length, ndjsonLine(line));
+        starts.push(-1);
+        ends.push(-1);
+      }
+    }
+    lineStart = lineEnd + 1;
+  }
+  const encode: PostedBatch['encode'] = (encoder, index) => {
+    if (starts[index]! >= 0) return encoder.addJson(json, starts[index]!, ends[index]!);
+    const reading = parsed.get(index);
+    if (reading instanceof RowError) throw reading;
+    encoder.add(reading);
+  };
+  return { stationId: null, count: starts.length, encode };
+}
+
 const parseJson = (text: string) => bourne.parse(text, { protoAction: 'error' }) as unknown;
 
-/** One reading per line; blank lines are skipped, and a line that is not JSON is that reading's error. */
-function ndjsonReadings(text: string): unknown[] {
-  const readings: unknown[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      readings.push(parseJson(line));
-    } catch (error) {
-      if (error instanceof SyntaxError && /prototype/.test(error.message)) throw error;
-      readings.push(new RowError('the line is not a JSON object'));
-    }
+/** A line the scanner did not take: its reading, or its error when it is not JSON. */
+function ndjsonLine(line: string): unknown {
+  try {
+    return parseJson(line);
+  } catch (error) {
+    if (error instanceof SyntaxError && /prototype/.test(error.message)) throw error;
+    return new RowError('the line is not a JSON object');
   }
-  return readings;
 }
 
 // A CSV field that is a JSON number is a number; every other field keeps its text.
@@ -91,6 +157,11 @@ function csvValue(column: string, text: string): unknown {
  * RFC 4180 CSV with a header row naming each column as a JSON reading names its key (module_data as
  * JSON text); an empty field is null. A row whose field count is not the header's is that reading's error.
  */
+function csvBatch(text: string): PostedBatch {
+  const readings = csvReadings(text);
+  return { stationId: null, count: readings.length, encode: parsedReadings(readings) };
+}
+
 function csvReadings(text: string): unknown[] {
   const { data } = Papa.parse<string[]>(text, { skipEmptyLines: true, delimiter: ',' });
   const header = data[0]?.map((name) => name.trim());

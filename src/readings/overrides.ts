@@ -32,9 +32,8 @@ export function overridesSql(client: pg.ClientBase, stationId: string, first: st
     order by id`;
 }
 
-/** The flag of the newest override covering `ts`, which a reading at `ts` must carry; null when none covers it. */
-export function overrideAt(overrides: readonly Override[], ts: string): QualityFlag | null {
-  const at = Date.parse(ts);
+/** The flag of the newest override covering `at` (epoch ms), which a reading then must carry; null when none covers it. */
+export function overrideAt(overrides: readonly Override[], at: number): QualityFlag | null {
   for (let i = overrides.length - 1; i >= 0; i--) {
     const o = overrides[i]!;
     if (o.from_ts.getTime() <= at && at <= o.to_ts.getTime()) return o.flag;

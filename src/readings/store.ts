@@ -5,8 +5,9 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type PgPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
-import { encodeReadings, readingColumns, timestampOf, withFlag } from './batchEncoder.js';
-import { sourceOfEncoded, type BatchSource } from './batchSource.js';
+import { encodeReadings, readingColumns, withFlag } from './batchEncoder.js';
+import { sourceOfLines, type BatchSource } from './batchSource.js';
+import { CopyLines } from './copyLines.js';
 import type { QualityFlag } from './quality.js';
 
 /** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
@@ -51,7 +52,7 @@ const uniqueViolation = '23505';
  * refresh of a backfill, so that the rollups themselves are exact when it returns: see storeBatch.
  */
 export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
-  const stored = await storeBatch(db, sourceOfEncoded(encodeReadings(stationId, readings)));
+  const stored = await storeBatch(db, sourceOfLines(stationId, encodeReadings(stationId, readings)));
   if (stored.backfilled) await db.rollups.refresh();
   return stored;
 }
@@ -79,7 +80,7 @@ export async function storeBatch(db: Db, source: BatchSource | null): Promise<St
   const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, source, backlog));
   const backfilled = backlog && inserted.accepted > 0;
   if (backfilled) db.rollups.refreshSoon();
-  return { accepted: inserted.accepted, duplicates: source.lines.length + source.repeats - inserted.accepted, backfilled };
+  return { accepted: inserted.accepted, duplicates: source.lines.count + source.repeats - inserted.accepted, backfilled };
 }
 
 /** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
@@ -97,14 +98,10 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
       `begin; ${stationLockSql(client, source.stationId, 'shared')}; ${overridesSql(client, source.stationId, source.first, source.last)}; savepoint direct`,
     )) as unknown as pg.QueryResult[];
     const overrides = opened[2]!.rows as Override[];
-    const chunks = function* () {
-      for (const chunk of source.chunks()) {
-        yield (overrides.length === 0 ? chunk : chunk.map((line) => overriddenLine(overrides, line))).join('');
-      }
-    };
+    const lines = overrides.length === 0 ? source.lines : overridden(source.lines, overrides);
     let staged = false;
     try {
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, chunks());
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, lines);
     } catch (error) {
       if (sqlState(error) !== uniqueViolation) throw error;
       await client.query('rollback to savepoint direct');
@@ -112,23 +109,16 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
         await client.query(stagingTable);
         withStaging.add(client);
       }
-      await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, chunks());
+      await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, lines);
       staged = true;
-    }
-    const last = source.timestamps.at(-1);
-    if (last === undefined) {
-      // Every reading of the batch was a row error.
-      await client.query('rollback');
-      client.release();
-      return { accepted: 0, first: null };
     }
     // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
     // either way they are readings of this station, so its marks can only move out to them.
     const station = client.escapeLiteral(source.stationId);
     const results = (await client.query(
-      `${staged ? insertFromStaging : `select ${source.lines.length}::int as accepted, '${source.timestamps[0]}'::timestamptz as first`};
-       ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.timestamps[0]}');` : ''}
-       insert into station_latest (station_id, ts, first_ts) values (${station}, '${last}', '${source.timestamps[0]}')
+      `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted, '${source.first}'::timestamptz as first`};
+       ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
+       insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
          first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
     )) as unknown as pg.QueryResult[];
@@ -142,12 +132,18 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
   }
 }
 
-function overriddenLine(overrides: readonly Override[], line: string): string {
-  const flag = overrideAt(overrides, timestampOf(line));
-  return flag ? withFlag(line, flag) : line;
+/** The lines with the flag of the newest override covering each, where one does. */
+function overridden(lines: CopyLines, overrides: readonly Override[]): CopyLines {
+  const flagged = new CopyLines();
+  for (let i = 0; i < lines.count; i++) {
+    const flag = overrideAt(overrides, lines.times[i]!);
+    if (flag) flagged.appendLine(withFlag(lines.line(i), flag), lines.times[i]!);
+    else flagged.appendFrom(lines, i);
+  }
+  return flagged;
 }
 
-/** Sends the text in chunks, so that the database parses one while the next is encoded and sent. */
-function copyInto(client: pg.PoolClient, statement: string, chunks: Iterable<string>): Promise<void> {
-  return pipeline(Readable.from(chunks), client.query(copyFrom(statement)));
+/** Sends the lines in slices of the buffer they were written to, so that no copy of the batch is made. */
+function copyInto(client: pg.PoolClient, statement: string, lines: CopyLines): Promise<void> {
+  return pipeline(Readable.from(lines.slices()), client.query(copyFrom(statement)));
 }

@@ -101,6 +101,26 @@ describeEngines('ingest in NDJSON and CSV', (env) => {
     assert.equal(await countReadings(env().db, 'fmt-csv-errors'), 3);
   });
 
+  it('stores each number as JSON.parse reads its text, in pretty-printed JSON and in NDJSON', async () => {
+    const texts = ['21.50', '1e2', '-1.5e+3', '0.1000000000000000055511151231257827', '-0', '999999999.9999999999', '0.000001', '-49.99999999999999999', '1100.0'];
+    const readingText = (text: string, i: number) => `{ "timestamp" : "${minute(i)}",\n  "temperature_c" : ${text}, "humidity_rh": ${text}, "soil_temp": ${text.startsWith('-0') ? 1 : text} }`;
+    const keys = { json: await stationWithKey(env(), 'fmt-num-json'), ndjson: await stationWithKey(env(), 'fmt-num-ndjson') };
+    const json = await postBatch(env(), keys.json, `{\n "station_id": "fmt-num-json",\n "readings": [\n${texts.map(readingText).join(',\n')}\n ]\n}`);
+    const nd = await postBatch(env(), keys.ndjson, texts.map((text, i) => readingText(text, i).replace('\n', ' ')).join('\r\n'), { 'Content-Type': 'application/x-ndjson' });
+    for (const [stationId, result] of [['fmt-num-json', json], ['fmt-num-ndjson', nd]] as const) {
+      assert.deepEqual(result.body, { accepted: texts.length, duplicates: 0, errors: 0, error_details: [] }, stationId);
+      const rows = await stored(stationId);
+      texts.forEach((text, i) => {
+        const value = Number(text) === 0 ? 0 : Number(text);
+        assert.ok(Object.is(rows[i]!.temperature_c, value), `${stationId} ${text}: ${rows[i]!.temperature_c}`);
+        assert.ok(Object.is(rows[i]!.humidity_rh, value));
+        // Inside both bounds (temperature -50..60, humidity 0..100) only from 0 to 60.
+        assert.equal(rows[i]!.quality_flag, value < 0 || value > 60 ? 'suspect' : 'ok', `${stationId} ${text}`);
+        assert.deepEqual(rows[i]!.module_data, { soil_temp: text.startsWith('-0') ? 1 : Number(text) });
+      });
+    }
+  });
+
   it('holds NDJSON and CSV to the same reading limit (413) and refuses other types with a 415 naming the three', async () => {
     const key = await stationWithKey(env(), 'fmt-limits');
     const many = Array.from({ length: 10_001 }, (_, i) => `{"timestamp":"${minute(i)}"}`).join('\n');

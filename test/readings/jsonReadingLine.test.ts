@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { BatchEncoder } from '../../src/readings/batchEncoder.js';
+import { CopyLines } from '../../src/readings/copyLines.js';
+import { scanJsonBatch } from '../../src/readings/jsonBatch.js';
+import { JsonBytes } from '../../src/readings/jsonBytes.js';
+import { writeJsonReading } from '../../src/readings/jsonReadingLine.js';
+import { RowError } from '../../src/readings/readingRules.js';
+
+const runs = Number(process.env.FUZZ_RUNS ?? 2000);
+// Fixed and printed, so that a failure replays; FUZZ_SEED explores others.
+const seed = Number(process.env.FUZZ_SEED ?? 20_261_125);
+
+// Readings as stations write them and as attackers do: the same fields, in every spelling JSON allows.
+const space = fc.constantFrom('', '', '', ' ', '\n  ', '\t', '\r\n');
+const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
+const numberText = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -99_999_999, max: 99_999_999 }).chain((n) => fc.nat(4).map((k) => (n / 10 ** k).toFixed(k))) },
+  fc.double({ min: -2e9, max: 2e9, noNaN: true }).map(String),
+  fc.integer({ min: -2000, max: 2000 }).map(String),
+  fc.tuple(fc.constantFrom('', '-'), fc.constantFrom('0', '1', '21', '999999999', '1000000000', '00'), digits(0, 20), fc.constantFrom('', 'e2', 'E-3', 'e+400', 'e-400'))
+    .map(([sign, int, fraction, exponent]) => `${sign}${int}${fraction ? `.${fraction}` : ''}${exponent}`),
+  fc.constantFrom('-0', '-0.0', '0.0000001', '0.000001', '1e2', '21.50', '5e-324', '0.1000000000000000055511151231257827', '60', '60.000000000000001', '-50', '1100.0', '1e400'),
+);
+const textValue = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...'abcXYZ019 .-_/'), maxLength: 12 }).map((t) => JSON.stringify(t)),
+  fc.constantFrom('"a\\u0000b"', '"caf\\u00e9"', '"café"', '"tab\\there"', '"\\ud83d"', '"\\"q\\""', `"${'v'.repeat(101)}"`, '"\\/"'),
+);
+const scalar = fc.oneof(numberText, textValue, fc.constantFrom('null', 'true', 'false'));
+const anyValue: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', maxDepth: 3 },
+    scalar,
+    fc.array(tie('value'), { maxLength: 3 }).map((items) => `[${items.join(',')}]`),
+    fc.array(fc.tuple(fc.constantFrom('"a"', '"b"', '"1"', '"x y"'), tie('value')), { maxLength: 3 }).map((members) => `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`),
+  ),
+})).value;
+const moduleData = fc.oneof(
+  fc.constant('null'),
+  fc.array(fc.tuple(fc.constantFrom('"fw"', '"rssi"', '"7"', '"rssi"', '"\\u0061"', '"deep"', '"__proto__"'), fc.oneof(scalar, anyValue)), { maxLength: 4 })
+    .map((members) => `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`),
+  fc.constantFrom('[]', '"text"', `{"blob":"${'z'.repeat(17_000)}"}`),
+);
+const timestamp = fc.oneof(
+  { weight: 4, arbitrary: fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()) },
+  fc.date({ min: new Date('1899-12-31T00:00:00Z'), max: new Date('2031-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+  fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().replace('.000Z', 'Z')),
+  fc.constantFrom('2026-05-01T02:00:00+02:00', '2026-05-01 00:00', '2026-02-29T00:00:00Z', '2024-02-29T23:59:59Z', '2026-13-01T00:00:00Z',
+    '2026-05-01T24:00:00Z', '2026-05-01T00:00:00.5Z', '2026-05-01t00:00:00Z', '1899-12-31T23:59:59Z', '9999-12-31T23:59:59.999Z'),
+).map((t) => JSON.stringify(t));
+const member = fc.oneof(
+  { weight: 8, arbitrary: fc.tuple(fc.constantFrom('temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10'), numberText) },
+  fc.tuple(fc.constantFrom('temperature_c', 'humidity_rh', 'pressure_hpa', 'altitude_m', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'), fc.oneof({ weight: 6, arbitrary: numberText }, { weight: 1, arbitrary: scalar })),
+  fc.tuple(fc.constantFrom('air_temp', 'air_hum', 'pressure'), numberText),
+  fc.tuple(fc.constant('firmware_version'), fc.oneof(textValue, fc.constant('null'), fc.constant('3'))),
+  fc.tuple(fc.constant('module_data'), moduleData),
+  fc.tuple(fc.constantFrom('soil_temp', 'soil_moist', 'wind', '9lives', 'x\\u0041', 'quality_flag', 'station_id', 'timestamp'), fc.oneof(scalar, anyValue)),
+);
+const reading = fc
+  .tuple(timestamp, fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, fc.constant(false)), fc.array(member, { maxLength: 8 }), space, space)
+  .map(([ts, withTimestamp, members, before, after]) => {
+    const all = withTimestamp ? [['timestamp', ts] as [string, string], ...members] : members;
+    return `{${before}${all.map(([key, value]) => `${key.startsWith('"') ? key : `"${key}"`}${before}:${after}${value}`).join(`,${after}`)}${after}}`;
+  });
+
+const station = 'st-1';
+// A year into the future is past the tolerance for some of the dates above.
+const latestMs = Date.parse('2030-06-01T00:00:00Z');
+
+// The only valid JSON the scanner refuses: a key holding an escape, or a __proto__ key.
+const refusedKey = /"(?:[^"\\]|\\.)*\\(?:[^"\\]|\\.)*"\s*:|"__proto__"\s*:/;
+
+/** Whether the scanner takes the reading as one value; if not, it must be invalid JSON or hold a refused key. */
+function scanned(text: string): boolean {
+  const end = new JsonBytes(Buffer.from(text)).value(0);
+  if (end === Buffer.byteLength(text)) return true;
+  let valid = true;
+  try {
+    JSON.parse(text);
+  } catch {
+    valid = false;
+  }
+  if (valid) assert.match(text, refusedKey, `the scanner refuses ${text}`);
+  return false;
+}
+
+/** What the rules engine makes of a reading: its line, or its error. */
+function byRules(text: string): { line: string; ms: number } | { error: string } {
+  const encoder = new BatchEncoder(station, latestMs);
+  try {
+    encoder.add(JSON.parse(text));
+  } catch (error) {
+    if (!(error instanceof RowError)) throw error;
+    return { error: error.message };
+  }
+  return { line: encoder.lines.line(0), ms: encoder.lines.times[0]! };
+}
+
+/** Two lines store the same row: numbers as doubles, module_data as JSON, the rest as text. */
+function assertSameRow(inPlace: string, rules: string, text: string): void {
+  const a = inPlace.split('\t');
+  const b = rules.split('\t');
+  assert.equal(a.length, b.length, text);
+  for (let f = 0; f < a.length; f++) {
+    if (f >= 2 && f <= 11 && a[f] !== '\\N') assert.equal(Number(a[f]), Number(b[f]), `${text}: field ${f}`);
+    else assert.equal(a[f], b[f], `${text}: field ${f}`);
+  }
+}
+
+describe('readings read in place from the request bytes', () => {
+  it(`write the line the rules engine writes, or decline and leave nothing (${runs} readings, FUZZ_SEED=${seed})`, () => {
+    let taken = 0;
+    let total = 0;
+    fc.assert(
+      fc.property(reading, (text) => {
+        if (!scanned(text)) return;
+        const json = new JsonBytes(Buffer.from(text));
+        const lines = new CopyLines();
+        const written = writeJsonReading(json, 0, lines, Buffer.from(station), latestMs);
+        const rules = byRules(text);
+        total++;
+        if (!written) {
+          assert.equal(lines.length, 0, `${text}: a declined reading leaves nothing`);
+          assert.equal(lines.count, 0);
+          return;
+        }
+        taken++;
+        assert.ok('line' in rules, `${text}: taken in place, but the rules engine refuses it (${'error' in rules ? rules.error : ''})`);
+        assert.equal(lines.count, 1);
+        assert.equal(lines.times[0], rules.ms, text);
+        assertSameRow(lines.line(0), rules.line, text);
+      }),
+      { numRuns: runs, seed },
+    );
+    // Neither path may go unexercised: the comparison above must have something to compare.
+    assert.ok(taken > total * 0.1 && taken < total * 0.9, `${taken} of ${total} readings taken in place`);
+    console.log(`      ${taken} of ${total} readings taken in place`);
+  });
+
+  it('takes a station\'s usual reading in place', () => {
+    const text = '{"timestamp":"2026-05-01T00:00:00Z","temperature_c":21.5,"humidity_rh":40,"pressure_hpa":1013.25,"pm2_5":12,' +
+      '"co2_ppm":null,"firmware_version":"1.4.2","soil_temp":18.5,"soil_moist":31}';
+    const lines = new CopyLines();
+    assert.ok(writeJsonReading(new JsonBytes(Buffer.from(text)), 0, lines, Buffer.from(station), latestMs));
+    assert.equal(lines.line(0), 'st-1\t2026-05-01T00:00:00.000Z\t21.5\t40\t1013.25\t\\N\t\\N\t12\t\\N\t\\N\t\\N\t\\N\tok\t1.4.2\t{"soil_temp":18.5,"soil_moist":31}\n');
+  });
+
+  it('adds the same lines and the same errors through addJson as through add', () => {
+    fc.assert(
+      fc.property(fc.array(reading.filter(scanned), { minLength: 1, maxLength: 20 }), (texts) => {
+        const bytes = Buffer.from(`[${texts.join(',')}]`);
+        const json = new JsonBytes(bytes);
+        const byBytes = new BatchEncoder(station, latestMs);
+        const byObjects = new BatchEncoder(station, latestMs);
+        let at = 1;
+        for (const text of texts) {
+          const outcome = (encoder: BatchEncoder, add: () => void) => {
+            try {
+              add();
+              return 'ok';
+            } catch (error) {
+              return (error as Error).message;
+            }
+          };
+          const a = outcome(byBytes, () => byBytes.addJson(json, at, at + Buffer.byteLength(text)));
+          const b = outcome(byObjects, () => byObjects.add(JSON.parse(text)));
+          assert.equal(a, b, text);
+          at += Buffer.byteLength(text) + 1;
+        }
+        assert.equal(byBytes.lines.count, byObjects.lines.count);
+        for (let i = 0; i < byBytes.lines.count; i++) assertSameRow(byBytes.lines.line(i), byObjects.lines.line(i), texts.join('\n'));
+      }),
+      { numRuns: 200, seed },
+    );
+  });
+});
+
+describe('the JSON envelope read in place', () => {
+  const batch = (readings: string, extra = '') => Buffer.from(`{"station_id":"st-1",${extra}"readings":[${readings}]}`);
+
+  it('finds each reading of a usual batch, whatever the spacing and the other keys', () => {
+    const body = Buffer.from(' {\n "v": [1, {"a": null}],\t"station_id" : "st-1", "readings" : [ {"timestamp":"2026-01-01T00:00:00Z"} ,{ } ] }\r\n');
+    const scanned = scanJsonBatch(body)!;
+    assert.equal(scanned.stationId, 'st-1');
+    assert.deepEqual(scanned.starts.map((s, i) => JSON.parse(body.toString('utf8', s, scanned.ends[i]))), [{ timestamp: '2026-01-01T00:00:00Z' }, {}]);
+  });
+
+  it('hands every unusual or invalid body to the general parser', () => {
+    const unusual = [
+      batch('{"a":1,"__proto__":{"x":1}}'),
+      batch('{"module_data":{"\\u005f_proto__":1}}'),
+      batch('1', '"__proto__":2,'),
+      batch('1', '"station_id":"st-2",'),
+      batch(''),
+      batch('1,'),
+      batch('01'),
+      batch('"\u0001"'),
+      batch(`${'['.repeat(70)}${']'.repeat(70)}`),
+      Buffer.from('{"station_id":"st\\u002d1","readings":[1]}'),
+      Buffer.from('{"station_id":"not a station","readings":[1]}'),
+      Buffer.from('{"station_id":"st-1","readings":[1]} x'),
+      Buffer.from('\uFEFF{"station_id":"st-1","readings":[1]}'),
+      Buffer.from('[{"station_id":"st-1","readings":[1]}]'),
+      Buffer.from('{"readings":[1]}'),
+      Buffer.from(''),
+    ];
+    for (const body of unusual) assert.equal(scanJsonBatch(body), null, body.toString().slice(0, 80));
+  });
+});
