@@ -326,23 +326,24 @@ function canonicalUtcMs(b: Buffer, s: number, e: number): number | null {
     const want = canonicalShape[k === length - 1 ? 23 : k]!;
     if (want === 0 ? !isDigit(c) : c !== want) return null;
   }
-  const digits = (at: number, n: number) => {
-    let value = 0;
-    for (let k = 0; k < n; k++) value = value * 10 + b[s + at + k]! - 0x30;
-    return value;
-  };
-  const year = digits(0, 4);
-  const month = digits(5, 2);
-  const day = digits(8, 2);
-  const hour = digits(11, 2);
-  const minute = digits(14, 2);
-  const second = digits(17, 2);
+  const year = digitsAt(b, s, 4);
+  const month = digitsAt(b, s + 5, 2);
+  const day = digitsAt(b, s + 8, 2);
+  const hour = digitsAt(b, s + 11, 2);
+  const minute = digitsAt(b, s + 14, 2);
+  const second = digitsAt(b, s + 17, 2);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (year < 1900 || month < 1 || month > 12 || day < 1 || day > (month === 2 && !leap ? 28 : daysInMonth[month - 1]!) ||
     hour > 23 || minute > 59 || second > 59) {
     return null;
   }
-  return Date.UTC(year, month - 1, day, hour, minute, second, length === 24 ? digits(20, 3) : 0);
+  return Date.UTC(year, month - 1, day, hour, minute, second, length === 24 ? digitsAt(b, s + 20, 3) : 0);
+}
+
+function digitsAt(b: Buffer, at: number, n: number): number {
+  let value = 0;
+  for (let k = 0; k < n; k++) value = value * 10 + b[at + k]! - 0x30;
+  return value;
 }
 
 // 0 stands for a digit; a 20-character timestamp's Z is compared with the last place.
