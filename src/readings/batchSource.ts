@@ -1,5 +1,11 @@
 import { CopyLines } from './copyLines.js';
 
+/** A batch on its way in: `encodeMore` encodes its next readings into `lines` and says whether any remain. */
+export type PendingBatch = { stationId: string; lines: CopyLines; encodeMore: () => boolean };
+
+/** Lines encoded whole already (the demo data, the tests' fixtures). */
+export const wholeBatch = (stationId: string, lines: CopyLines): PendingBatch => ({ stationId, lines, encodeMore: () => false });
+
 /** A batch ready for COPY: its lines in timestamp order, each timestamp once. */
 export type BatchSource = {
   stationId: string;

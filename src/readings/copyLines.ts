@@ -76,6 +76,11 @@ export class CopyLines {
     return this.buffer.toString('utf8', this.start(i), this.ends[i]);
   }
 
+  /** Lines [from, to) as one view of the buffer. */
+  bytes(from: number, to: number): Buffer {
+    return this.buffer.subarray(this.start(from), to === 0 ? 0 : this.ends[to - 1]);
+  }
+
   /** The text in pieces of about `bytes`, cut at line ends; views of the buffer, not copies. */
   *slices(bytes = 256 * 1024): Generator<Buffer> {
     let from = 0;

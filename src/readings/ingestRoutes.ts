@@ -5,13 +5,13 @@ import { z } from '../http/zod.js';
 import { authenticateStation } from '../stations/authenticate.js';
 import { stationExists } from '../stations/queries.js';
 import { BatchEncoder } from './batchEncoder.js';
-import { sourceOfLines } from './batchSource.js';
 import { ingestFormat, ingestMediaTypes, readIngestBody } from './ingestBody.js';
 import { ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
 import { RowError } from './readingRules.js';
 import { storeBatch } from './store.js';
 
 const maxErrorDetails = 100;
+const encodeSlice = 1_000;
 
 export function addIngestRoutes(api: Api): void {
   const { config, db } = api.deps;
@@ -64,18 +64,23 @@ export function addIngestRoutes(api: Api): void {
       const encoder = new BatchEncoder(keyStation, Date.now() + config.ingestMaxFutureSeconds * 1000);
       const errorDetails: { index: number; reason: string }[] = [];
       let errors = 0;
-      for (let index = 0; index < posted.count; index++) {
-        try {
-          posted.encode(encoder, index);
-        } catch (error) {
-          // A reading that holds a __proto__ key refuses the body whole, as in the general parser.
-          if (!(error instanceof RowError)) throw bodyProblem(error as Error);
-          errors++;
-          if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
+      let next = 0;
+      // Encoded a slice at a time as COPY takes the lines (see storeBatch).
+      const encodeMore = () => {
+        const end = Math.min(next + encodeSlice, posted.count);
+        for (; next < end; next++) {
+          try {
+            posted.encode(encoder, next);
+          } catch (error) {
+            // A reading that holds a __proto__ key refuses the body whole, as in the general parser.
+            if (!(error instanceof RowError)) throw bodyProblem(error as Error);
+            errors++;
+            if (errorDetails.length < maxErrorDetails) errorDetails.push({ index: next, reason: error.message });
+          }
         }
-      }
-      const source = sourceOfLines(keyStation, encoder.lines);
-      const stored = await storeBatch(db, source);
+        return next < posted.count;
+      };
+      const stored = await storeBatch(db, { stationId: keyStation, lines: encoder.lines, encodeMore });
       ctx.status = 201;
       ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
     },

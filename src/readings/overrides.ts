@@ -25,11 +25,12 @@ export async function lockStationExclusively(tx: CommonQueryMethods, stationId: 
 /** An override as the writing transaction reads it (the driver's Dates). */
 export type Override = { from_ts: Date; to_ts: Date; flag: QualityFlag };
 
-/** The station's overrides that reach into [first, last], oldest first, as SQL for the writing transaction. */
-export function overridesSql(client: pg.ClientBase, stationId: string, first: string, last: string): string {
-  return `select from_ts, to_ts, flag from quality_overrides
-    where station_id = ${client.escapeLiteral(stationId)} and to_ts >= ${client.escapeLiteral(first)} and from_ts <= ${client.escapeLiteral(last)}
-    order by id`;
+/**
+ * The station's overrides, oldest first, as SQL for the writing transaction. All of them: the batch is
+ * still being encoded when they are read, and a station has a handful (an operator's corrections).
+ */
+export function overridesSql(client: pg.ClientBase, stationId: string): string {
+  return `select from_ts, to_ts, flag from quality_overrides where station_id = ${client.escapeLiteral(stationId)} order by id`;
 }
 
 /** The flag of the newest override covering `at` (epoch ms), which a reading then must carry; null when none covers it. */

@@ -6,7 +6,7 @@ import { retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type PgPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
 import { encodeReadings, readingColumns, withFlag } from './batchEncoder.js';
-import { sourceOfLines, type BatchSource } from './batchSource.js';
+import { sourceOfLines, wholeBatch, type BatchSource, type PendingBatch } from './batchSource.js';
 import { CopyLines } from './copyLines.js';
 import type { QualityFlag } from './quality.js';
 
@@ -52,7 +52,7 @@ const uniqueViolation = '23505';
  * refresh of a backfill, so that the rollups themselves are exact when it returns: see storeBatch.
  */
 export async function storeReadings(db: Db, stationId: string, readings: readonly NewReading[]): Promise<StoreResult> {
-  const stored = await storeBatch(db, sourceOfLines(stationId, encodeReadings(stationId, readings)));
+  const stored = await storeBatch(db, wholeBatch(stationId, encodeReadings(stationId, readings)));
   if (stored.backfilled) await db.rollups.refresh();
   return stored;
 }
@@ -74,13 +74,11 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
  * waiting for it: a read of the rollups that meets the backlog row waits for the refresh first, so no
  * reader sees an aggregate without them, and the station is answered at the speed of its COPY.
  */
-export async function storeBatch(db: Db, source: BatchSource | null): Promise<StoreResult> {
-  if (source === null) return { accepted: 0, duplicates: 0, backfilled: false };
-  const backlog = db.engine === 'timescale' && Date.parse(source.first) < horizon();
-  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, source, backlog));
-  const backfilled = backlog && inserted.accepted > 0;
-  if (backfilled) db.rollups.refreshSoon();
-  return { accepted: inserted.accepted, duplicates: source.lines.count + source.repeats - inserted.accepted, backfilled };
+export async function storeBatch(db: Db, batch: PendingBatch): Promise<StoreResult> {
+  const timescale = db.engine === 'timescale';
+  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, batch, timescale));
+  if (inserted.backfilled) db.rollups.refreshSoon();
+  return inserted;
 }
 
 /** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
@@ -89,42 +87,50 @@ function horizon(): number {
   return Math.floor((Date.now() - hour) / hour) * hour;
 }
 
-type Inserted = { accepted: number; first: string | null };
+/** Thrown into the COPY when the batch turns out not to be in timestamp order: it is sorted and sent again. */
+class OutOfOrder extends Error {}
 
-async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): Promise<Inserted> {
+async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean): Promise<StoreResult> {
   const client = await pool.connect();
   try {
     const opened = (await client.query(
-      `begin; ${stationLockSql(client, source.stationId, 'shared')}; ${overridesSql(client, source.stationId, source.first, source.last)}; savepoint direct`,
+      `begin; ${stationLockSql(client, batch.stationId, 'shared')}; ${overridesSql(client, batch.stationId)}; savepoint direct`,
     )) as unknown as pg.QueryResult[];
     const overrides = opened[2]!.rows as Override[];
-    const lines = overrides.length === 0 ? source.lines : overridden(source.lines, overrides);
     let staged = false;
+    let source: BatchSource | null;
     try {
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, lines);
+      // Stations send in order: the batch is encoded as COPY takes it, one slice while the database parses the last.
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, streamed(batch, overrides));
+      source = sourceOfLines(batch.stationId, batch.lines);
     } catch (error) {
-      if (sqlState(error) !== uniqueViolation) throw error;
+      if (!(error instanceof OutOfOrder) && sqlState(error) !== uniqueViolation) throw error;
+      while (batch.encodeMore());
       await client.query('rollback to savepoint direct');
-      if (!withStaging.has(client)) {
-        await client.query(stagingTable);
-        withStaging.add(client);
-      }
-      await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, lines);
-      staged = true;
+      source = sourceOfLines(batch.stationId, batch.lines);
+      if (source) staged = await copyOrStage(client, flagged(source.lines, 0, source.lines.count, overrides), error instanceof OutOfOrder);
     }
+    if (source === null) {
+      // Every reading of the batch was a row error.
+      await client.query('rollback');
+      client.release();
+      return { accepted: 0, duplicates: 0, backfilled: false };
+    }
+    // Older than the horizon on timescale: a backfill, which the rollups' refresh must take in.
+    const backlog = timescale && Date.parse(source.first) < horizon();
     // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
     // either way they are readings of this station, so its marks can only move out to them.
     const station = client.escapeLiteral(source.stationId);
     const results = (await client.query(
-      `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted, '${source.first}'::timestamptz as first`};
+      `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted`};
        ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
        insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
          first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
     )) as unknown as pg.QueryResult[];
     client.release();
-    const row = results[0]!.rows[0] as { accepted: number; first: Date | null };
-    return { accepted: row.accepted, first: row.first?.toISOString() ?? null };
+    const accepted = (results[0]!.rows[0] as { accepted: number }).accepted;
+    return { accepted, duplicates: source.lines.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
@@ -132,18 +138,57 @@ async function copyBatch(pool: PgPool, source: BatchSource, backlog: boolean): P
   }
 }
 
-/** The lines with the flag of the newest override covering each, where one does. */
-function overridden(lines: CopyLines, overrides: readonly Override[]): CopyLines {
-  const flagged = new CopyLines();
-  for (let i = 0; i < lines.count; i++) {
-    const flag = overrideAt(overrides, lines.times[i]!);
-    if (flag) flagged.appendLine(withFlag(lines.line(i), flag), lines.times[i]!);
-    else flagged.appendFrom(lines, i);
+/**
+ * The batch's lines as they are encoded, a slice at a time, each checked to come after the one before;
+ * when one does not, OutOfOrder aborts the COPY. Run again (a retried transaction), it sends what is
+ * encoded already and goes on from there.
+ */
+function* streamed(batch: PendingBatch, overrides: readonly Override[]): Generator<Buffer> {
+  const { lines } = batch;
+  let sent = 0;
+  for (let more = true; more;) {
+    more = batch.encodeMore();
+    for (let i = Math.max(sent, 1); i < lines.count; i++) if (lines.times[i]! <= lines.times[i - 1]!) throw new OutOfOrder();
+    if (lines.count > sent) yield flagged(lines, sent, lines.count, overrides);
+    sent = lines.count;
   }
-  return flagged;
 }
 
-/** Sends the lines in slices of the buffer they were written to, so that no copy of the batch is made. */
-function copyInto(client: pg.PoolClient, statement: string, lines: CopyLines): Promise<void> {
-  return pipeline(Readable.from(lines.slices()), client.query(copyFrom(statement)));
+/**
+ * COPYs the lines straight into readings when `direct`, and through the staging table when they meet a
+ * stored reading (or when `direct` is false: the COPY already met one). Says whether they were staged.
+ */
+async function copyOrStage(client: pg.PoolClient, text: Buffer, direct: boolean): Promise<boolean> {
+  if (direct) {
+    try {
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, [text]);
+      return false;
+    } catch (error) {
+      if (sqlState(error) !== uniqueViolation) throw error;
+      await client.query('rollback to savepoint direct');
+    }
+  }
+  if (!withStaging.has(client)) {
+    await client.query(stagingTable);
+    withStaging.add(client);
+  }
+  await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, [text]);
+  return true;
+}
+
+/** Lines [from, to) as COPY text, each with the flag of the newest override covering it, where one does. */
+function flagged(lines: CopyLines, from: number, to: number, overrides: readonly Override[]): Buffer {
+  if (overrides.length === 0) return lines.bytes(from, to);
+  const flaggedLines = new CopyLines();
+  for (let i = from; i < to; i++) {
+    const flag = overrideAt(overrides, lines.times[i]!);
+    if (flag) flaggedLines.appendLine(withFlag(lines.line(i), flag), lines.times[i]!);
+    else flaggedLines.appendFrom(lines, i);
+  }
+  return flaggedLines.bytes(0, flaggedLines.count);
+}
+
+/** Sends the text as it comes, so that the database parses one piece while the next is made. */
+function copyInto(client: pg.PoolClient, statement: string, pieces: Iterable<Buffer>): Promise<void> {
+  return pipeline(Readable.from(pieces), client.query(copyFrom(statement)));
 }
