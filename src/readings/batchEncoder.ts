@@ -56,7 +56,6 @@ export class BatchEncoder {
   private readonly station: string;
   private readonly stationBytes: Buffer;
   private readonly latestMs: number;
-  private readonly latest: string;
   private readonly values: (number | null)[] = new Array(numericFields.length).fill(null);
 
   /** `latestMs`: readings after it are row errors (ahead of the server's clock beyond the tolerance). */
@@ -64,7 +63,6 @@ export class BatchEncoder {
     this.station = copyText(stationId);
     this.stationBytes = Buffer.from(this.station);
     this.latestMs = latestMs;
-    this.latest = Number.isFinite(latestMs) ? new Date(Math.min(latestMs, 253402300799999)).toISOString() : '9999-12-31T23:59:59.999Z';
   }
 
   /** The reading whose JSON is `json`'s bytes [start, end), which `json` has found to be one JSON value. */
@@ -77,8 +75,8 @@ export class BatchEncoder {
   add(raw: unknown): void {
     if (!isPlainObject(raw)) throw new RowError('reading must be a JSON object');
     const ts = parseTimestamp(raw.timestamp);
-    // Canonical timestamps of years 1900-9999 compare as text as they do as times.
-    if (ts > this.latest) throw new RowError(`timestamp ${ts} is ahead of the server's clock by more than the tolerance`);
+    const ms = Date.parse(ts);
+    if (ms > this.latestMs) throw new RowError(`timestamp ${ts} is ahead of the server's clock by more than the tolerance`);
     const values = this.values.fill(null);
     let firmware: string | null = null;
     let channels: Record<string, unknown> | null = null;
@@ -128,7 +126,7 @@ export class BatchEncoder {
     this.lines.appendLine(
       `${this.station}\t${ts}\t${n(temperature)}\t${n(humidity)}\t${n(pressure)}\t${n(altitude)}\t${n(pm1)}\t${n(pm25)}` +
       `\t${n(pm10)}\t${n(co2)}\t${n(co)}\t${n(uv)}\t${flag}\t${copyText(firmware)}\t${copyText(moduleJson)}\n`,
-      Date.parse(ts),
+      ms,
     );
   }
 }

@@ -81,18 +81,6 @@ export class CopyLines {
     return this.buffer.subarray(this.start(from), to === 0 ? 0 : this.ends[to - 1]);
   }
 
-  /** The text in pieces of about `bytes`, cut at line ends; views of the buffer, not copies. */
-  *slices(bytes = 256 * 1024): Generator<Buffer> {
-    let from = 0;
-    for (let i = 0; i < this.ends.length; i++) {
-      const end = this.ends[i]!;
-      if (end - from >= bytes || i === this.ends.length - 1) {
-        yield this.buffer.subarray(from, end);
-        from = end;
-      }
-    }
-  }
-
   private start(i: number): number {
     return i === 0 ? 0 : this.ends[i - 1]!;
   }
