@@ -245,8 +245,7 @@ export async function readStats(pool: PgPool): Promise<StatsRow> {
     select
       (select count(*) from stations) as stations_total,
       (select count(*) from stations where status = 'active') as stations_active,
-      (select coalesce(sum(n), 0) from readings_monthly)::float8 as readings_total,
-      (select coalesce(sum(n), 0) from readings_monthly where quality_flag = 'ok')::float8 as readings_ok,
+      totals.readings_total, totals.readings_ok,
       least(
         (select min(first_ts) from station_latest),
         (select min(first.ts) from station_latest l cross join lateral (
@@ -259,6 +258,10 @@ export async function readStats(pool: PgPool): Promise<StatsRow> {
       (select count(*) from research_programmes) as research,
       (select count(*) from education_programmes) as education,
       (select count(*) from instruments) as instruments
+    -- One pass over the monthly rollup for both totals: on timescale each pass computes the view's
+    -- unmaterialised tail through every level below it.
+    from (select coalesce(sum(n), 0)::float8 as readings_total, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8 as readings_ok
+          from readings_monthly) totals
   ` });
   const row = result.rows[0]!;
   const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
