@@ -30,13 +30,9 @@ export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines,
       out.writeAscii('\\N\t');
       continue;
     }
-    const e = numberEnds[f]!;
     const bounds = checkedBounds[f];
-    if (bounds && !suspect) {
-      const value = numberValue(b, s, e);
-      suspect = value < bounds[0] || value > bounds[1];
-    }
-    out.writeBytes(b, s, e);
+    if (bounds && !suspect) suspect = numberValues[f]! < bounds[0] || numberValues[f]! > bounds[1];
+    out.writeBytes(b, s, numberEnds[f]!);
     out.writeByte(tab);
   }
   out.writeAscii(suspect ? 'suspect\t' : 'ok\t');
@@ -61,6 +57,8 @@ export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines,
 // What one reading's members were found to be, kept between calls: a reading makes no garbage.
 const numberStarts = new Int32Array(numericFields.length);
 const numberEnds = new Int32Array(numericFields.length);
+// The values of the fields with plausibility bounds, for the flag.
+const numberValues = new Float64Array(numericFields.length);
 let tsAt = -1;
 let tsEnd = -1;
 let firmwareAt = -1;
@@ -126,6 +124,7 @@ function readMembers(json: JsonBytes, i: number): boolean {
       } else {
         i = json.number(at);
         if (i < 0 || !columnNumber(b, at, i)) return false;
+        if (checkedBounds[id]) numberValues[id] = numberValue(b, at, i);
         numberStarts[id] = at;
         numberEnds[id] = i;
       }
@@ -305,11 +304,11 @@ function shortestForm(b: Buffer, s: number, e: number): boolean {
 const powersOfTen = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /**
- * A number's value, for the plausibility bounds: exact by one division when its digits fit a double
- * (at most 15, and 10^fraction exact), else through Number like JSON.parse.
+ * The value of the number columnNumber has just looked at, for the plausibility bounds: exact by one
+ * division when its digits fit a double (at most 15, and 10^fraction exact), else through Number like
+ * JSON.parse.
  */
 function numberValue(b: Buffer, s: number, e: number): number {
-  columnNumber(b, s, e);
   if (significantDigits > 15 || fractionDigits > 22) return Number(b.toString('latin1', s, e));
   let mantissa = 0;
   for (let i = b[s] === minus ? s + 1 : s; i < e; i++) if (b[i] !== 0x2e) mantissa = mantissa * 10 + b[i]! - 0x30;
