@@ -97,7 +97,7 @@ const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + 
  * quality filter. Hours and days align with dates; a week or month cut by the range is summed from its
  * days inside it, as a GROUP BY over the readings would give.
  */
-function aggregateStatement(period: AggregatePeriod, cut: boolean): { name: string; text: string } {
+function aggregateStatement(period: AggregatePeriod, cut: boolean): { name?: string; text: string } {
   const rollup = rollupOf[period];
   const source = !cut
     ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
@@ -108,7 +108,10 @@ function aggregateStatement(period: AggregatePeriod, cut: boolean): { name: stri
          where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}
            and (date_trunc('${period}', bucket, 'UTC') < ${rangeStart} or ${utcPlusOne(`date_trunc('${period}', bucket, 'UTC')`, period)} > ${rangeEnd})`;
   return {
-    name: `envmon_aggregate_${period}${cut ? '_cut' : ''}`,
+    // Hours are planned for each request's station: a generic plan, made once for any station, reads the
+    // timescale hourly rollup by its bucket index and filters every station's rows (70 ms against 24 ms
+    // for one station among 16), and planning costs under a millisecond beside 8,760 buckets a year.
+    name: period === 'hour' ? undefined : `envmon_aggregate_${period}${cut ? '_cut' : ''}`,
     text: `
       select (extract(epoch from bucket) * 1000)::float8, sum(n)::float8,
         sum(temperature_c_sum) / nullif(sum(temperature_c_count), 0), min(temperature_c_min), max(temperature_c_max),
