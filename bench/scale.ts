@@ -2,7 +2,7 @@
 // readings ending now (8.4 million rows at the end), loaded with COPY; on timescale the chunks older
 // than 30 days go to the columnstore through its policy, as in production. At each size: the
 // throughput of a new 10,000-reading batch through HTTP, and the latency of latest, historical 24 h,
-// the daily and monthly aggregate of one station, compare of (up to) 10 stations over 720 h, stats and
+// the hourly, daily and monthly aggregate of one station, compare of (up to) 10 stations over 720 h, stats and
 // health, each also as a ratio to its own figure at one station-year, measured in the same run. Compare
 // names min(10, N) stations and health lists them all, so both are also given per station.
 // Targets: reads within 1.5x of one station-year at 16, ingest within 0.8x. Plus storage per station-year.
@@ -92,6 +92,7 @@ await eachEngine('scale', async (engine, databaseUrl) => {
         const latencies: Record<string, number> = {
           latest: await medianMs(runs, getJson(`${api}/data/latest/?station=year-1`)),
           historical_24h: await medianMs(runs, getJson(`${api}/data/historical/?station=year-1&hours=24`)),
+          aggregate_hour: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=hour`)),
           aggregate_day: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=day`)),
           aggregate_month: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=month`)),
           compare_720h: await medianMs(runs, getJson(`${api}/data/compare/?stations=${ten}&hours=720`)),
