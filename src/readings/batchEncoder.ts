@@ -1,8 +1,8 @@
-import bourne from '@hapi/bourne';
 import { copyText } from '../db/copyText.js';
 import { CopyLines } from './copyLines.js';
 import type { JsonBytes } from './jsonBytes.js';
 import { writeJsonReading } from './jsonReadingLine.js';
+import { parseJson } from './parseJson.js';
 import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './readingRules.js';
 import { plausibilityBounds, type QualityFlag } from './quality.js';
 import type { NewReading } from './store.js';
@@ -68,7 +68,7 @@ export class BatchEncoder {
   /** The reading whose JSON is `json`'s bytes [start, end), which `json` has found to be one JSON value. */
   addJson(json: JsonBytes, start: number, end: number): void {
     if (!writeJsonReading(json, start, this.lines, this.stationBytes, this.latestMs)) {
-      this.add(bourne.parse(json.bytes.toString('utf8', start, end), { protoAction: 'error' }));
+      this.add(parseJson(json.bytes.toString('utf8', start, end)));
     }
   }
 

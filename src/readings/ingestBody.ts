@@ -1,4 +1,3 @@
-import bourne from '@hapi/bourne';
 import coBody from 'co-body';
 import type { Context } from 'koa';
 import Papa from 'papaparse';
@@ -9,6 +8,7 @@ import type { BatchEncoder } from './batchEncoder.js';
 import { ingestBodySchema } from './ingestSchema.js';
 import { scanJsonBatch } from './jsonBatch.js';
 import { JsonBytes } from './jsonBytes.js';
+import { parseJson } from './parseJson.js';
 import { RowError } from './readingRules.js';
 
 /** The body formats a station may post, by media type. */
@@ -124,7 +124,6 @@ function ndjsonBatch(bytes: Buffer): PostedBatch {
   return { stationId: null, count: starts.length, encode };
 }
 
-const parseJson = (text: string) => bourne.parse(text, { protoAction: 'error' }) as unknown;
 
 /** A line the scanner did not take: its reading, or its error when it is not JSON. */
 function ndjsonLine(line: string): unknown {

@@ -81,10 +81,10 @@ export class JsonBytes {
     return this.literal(i);
   }
 
-  /** A key of plain ASCII, never `__proto__`: the general parser takes the others apart. */
+  /** A key of plain ASCII, never `__proto__` or `constructor`: the general parser takes the others apart. */
   key(i: number): number {
     const end = this.string(i);
-    if (end < 0 || this.escaped || this.nonAscii || this.equals(i + 1, end - 1, protoKey)) return -1;
+    if (end < 0 || this.escaped || this.nonAscii || this.equals(i + 1, end - 1, protoKey) || this.equals(i + 1, end - 1, constructorKey)) return -1;
     return end;
   }
 
@@ -156,6 +156,7 @@ const isHex = (c: number | undefined) => c !== undefined && (isDigit(c) || (c >=
 const simpleEscapes = new Set([...'"\\/bfnrt'].map((c) => c.charCodeAt(0)));
 const literals = ['true', 'false', 'null'].map((word) => Buffer.from(word));
 const protoKey = Buffer.from('__proto__');
+const constructorKey = Buffer.from('constructor');
 
 /** ASCII text as bytes, for `equals`. */
 export const ascii = (text: string): Uint8Array => Buffer.from(text, 'latin1');

@@ -133,6 +133,27 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     assert.equal(await countReadings(env().db, 'in-proto'), 0);
   });
 
+  it('refuses a body with a constructor holding a prototype as a whole, and keeps a channel named constructor', async () => {
+    const key = await stationWithKey(env(), 'in-ctor');
+    const refused = 'the request body is not accepted: keys named __proto__ or constructor.prototype are refused';
+    const bodies: [string, Record<string, string>][] = [
+      [`{"station_id":"in-ctor","readings":[{"timestamp":"${minute(0)}","temperature_c":1},{"timestamp":"${minute(1)}","module_data":{"constructor":{"prototype":{"polluted":true}}}}]}`, {}],
+      [`{"station_id":"in-ctor","readings":[{"timestamp":"${minute(0)}","\\u0063onstructor":{"prototype":1}}]}`, {}],
+      [`{"timestamp":"${minute(0)}","temperature_c":1}\n{"timestamp":"${minute(1)}","constructor":{"prototype":{}}}\n`, { 'Content-Type': 'application/x-ndjson' }],
+    ];
+    for (const [body, headers] of bodies) {
+      const result = await postBatch(env(), key, body, headers);
+      assert.equal(result.status, 400, body);
+      assert.equal(result.body.detail, refused);
+    }
+    assert.equal(await countReadings(env().db, 'in-ctor'), 0);
+    // Without a prototype inside, constructor is a channel like any other.
+    const plain = await postBatch(env(), key, `{"station_id":"in-ctor","readings":[{"timestamp":"${minute(2)}","constructor":7}]}`);
+    assert.deepEqual(plain.body, { accepted: 1, duplicates: 0, errors: 0, error_details: [] });
+    const stored = await env().db.pool.oneFirst(sql.type(z.object({ module_data: z.unknown() }))`select module_data from readings where station_id = 'in-ctor'`);
+    assert.deepEqual(stored, { constructor: 7 });
+  });
+
   it('skips rows that cannot be stored, counts them with reasons, and stores the rest', async () => {
     const key = await stationWithKey(env(), 'in-errors');
     const bad = [

@@ -67,8 +67,8 @@ const station = 'st-1';
 // A year into the future is past the tolerance for some of the dates above.
 const latestMs = Date.parse('2030-06-01T00:00:00Z');
 
-// The only valid JSON the scanner refuses: a key holding an escape, or a __proto__ key.
-const refusedKey = /"(?:[^"\\]|\\.)*\\(?:[^"\\]|\\.)*"\s*:|"__proto__"\s*:/;
+// The only valid JSON the scanner refuses: a key holding an escape, or a __proto__ or constructor key.
+const refusedKey = /"(?:[^"\\]|\\.)*\\(?:[^"\\]|\\.)*"\s*:|"(?:__proto__|constructor)"\s*:/;
 
 /** Whether the scanner takes the reading as one value; if not, it must be invalid JSON or hold a refused key. */
 function scanned(text: string): boolean {
@@ -190,6 +190,7 @@ describe('the JSON envelope read in place', () => {
       batch('{"a":1,"__proto__":{"x":1}}'),
       batch('{"module_data":{"\\u005f_proto__":1}}'),
       batch('1', '"__proto__":2,'),
+      batch('{"constructor":{"prototype":{}}}'),
       batch('1', '"station_id":"st-2",'),
       batch(''),
       batch('1,'),
