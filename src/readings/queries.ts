@@ -112,11 +112,13 @@ function aggregateStatement(period: AggregatePeriod, cut: boolean): { name?: str
     // timescale hourly rollup by its bucket index and filters every station's rows (70 ms against 24 ms
     // for one station among 16), and planning costs under a millisecond beside 8,760 buckets a year.
     name: period === 'hour' ? undefined : `envmon_aggregate_${period}${cut ? '_cut' : ''}`,
+    // Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
+    // which the division turned into a double anyway (an hourly year: 23 ms against 16 in the database).
     text: `
-      select (extract(epoch from bucket) * 1000)::float8, sum(n)::float8,
-        sum(temperature_c_sum) / nullif(sum(temperature_c_count), 0), min(temperature_c_min), max(temperature_c_max),
-        sum(humidity_rh_sum) / nullif(sum(humidity_rh_count), 0), sum(pressure_hpa_sum) / nullif(sum(pressure_hpa_count), 0),
-        sum(pm2_5_sum) / nullif(sum(pm2_5_count), 0)
+      select (extract(epoch from bucket) * 1000)::float8, sum(n::float8),
+        sum(temperature_c_sum) / nullif(sum(temperature_c_count::float8), 0), min(temperature_c_min), max(temperature_c_max),
+        sum(humidity_rh_sum) / nullif(sum(humidity_rh_count::float8), 0), sum(pressure_hpa_sum) / nullif(sum(pressure_hpa_count::float8), 0),
+        sum(pm2_5_sum) / nullif(sum(pm2_5_count::float8), 0)
       from (${source}) rows
       group by bucket
       order by bucket`,
