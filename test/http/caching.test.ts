@@ -223,13 +223,17 @@ describeEngines('a compressed download whose client stops reading', (env) => {
   it('is cut after STREAM_STALL_MS and its connection comes back', async function () {
     this.timeout(120_000);
     await stationWithKey(env(), 'stall-01');
-    // Values that compress poorly, so that the compressed answer still fills the socket's buffers.
-    await env().db.pool.query(sql.type(z.object({}))`
-      insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm, quality_flag)
-      select 'stall-01', '2020-01-01'::timestamptz + i * interval '1 minute', random() * 40, random() * 100, 900 + random() * 100,
-        random() * 50, random() * 80, 400 + random() * 100, 'ok'
-      from generate_series(1, 1500000) as i`);
-    await env().db.pool.query(sql.type(z.object({}))`analyze readings`);
+    // Values that compress poorly, so that the compressed answer still fills the socket's buffers. The
+    // fixture is not a request: the service's statement timeout does not bound it on a slow machine.
+    await env().db.pool.transaction(async (tx) => {
+      await tx.query(sql.type(z.object({}))`set local statement_timeout = 0`);
+      await tx.query(sql.type(z.object({}))`
+        insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm, quality_flag)
+        select 'stall-01', '2020-01-01'::timestamptz + i * interval '1 minute', random() * 40, random() * 100, 900 + random() * 100,
+          random() * 50, random() * 80, 400 + random() * 100, 'ok'
+        from generate_series(1, 1500000) as i`);
+      await tx.query(sql.type(z.object({}))`analyze readings`);
+    });
     const started = Date.now();
     const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
       http.get(`${env().origin}/api/v1/data/download/?station=stall-01`, { headers: { 'Accept-Encoding': 'gzip' } }, resolve).once('error', reject);
