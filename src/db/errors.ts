@@ -68,7 +68,7 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
 }
 
 // A deadlock or a serialization failure: the transaction did nothing and can simply run again.
-const conflictStates = new Set(['40P01', '40001']);
+export const conflictStates = new Set(['40P01', '40001']);
 
 /** Runs `work` again (up to five times in all) when it failed on a deadlock or a serialization failure. */
 export async function retryOnConflict<T>(work: () => Promise<T>): Promise<T> {

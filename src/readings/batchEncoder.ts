@@ -67,9 +67,15 @@ export class BatchEncoder {
 
   /** The reading whose JSON is `json`'s bytes [start, end), which `json` has found to be one JSON value. */
   addJson(json: JsonBytes, start: number, end: number): void {
-    if (!writeJsonReading(json, start, this.lines, this.stationBytes, this.latestMs)) {
-      this.add(parseJson(json.bytes.toString('utf8', start, end)));
-    }
+    if (this.writeInPlace(json, start) < 0) this.add(parseJson(json.bytes.toString('utf8', start, end)));
+  }
+
+  /**
+   * The reading starting at `start` written from its bytes when it has the usual form (writeJsonReading):
+   * where it ends, or -1 with nothing written, and the reading is for `add` to judge.
+   */
+  writeInPlace(json: JsonBytes, start: number): number {
+    return writeJsonReading(json, start, this.lines, this.stationBytes, this.latestMs);
   }
 
   add(raw: unknown): void {

@@ -1,4 +1,3 @@
-import coBody from 'co-body';
 import type { Context } from 'koa';
 import Papa from 'papaparse';
 import { bodyProblem } from '../http/bodyProblem.js';
@@ -34,18 +33,13 @@ export function ingestFormat(ctx: Context): IngestFormat {
 }
 
 /**
- * Reads and parses the body, decompressing it when it says so. The byte limit is enforced while the
- * body streams in (and from Content-Length before that), so an oversized batch is refused without being
- * read whole, let alone parsed. A key named `__proto__` anywhere refuses the body whole, in every format.
+ * The whole body parsed in its format, after any byte-order marks. A key named `__proto__` anywhere
+ * refuses the body whole, in every format; a body with no reading is a 400. Throws the problem the body is.
  */
-export async function readIngestBody(ctx: Context, format: IngestFormat, limitBytes: number): Promise<PostedBatch> {
-  // Content codings are case-insensitive (RFC 9110); the decoder only knows them in lower case.
-  const encoding = ctx.req.headers['content-encoding'];
-  if (encoding) ctx.req.headers['content-encoding'] = encoding.trim().toLowerCase();
+export function parseIngestBody(bytes: Buffer, format: IngestFormat): PostedBatch {
   try {
-    // The body's bytes: JSON and NDJSON readings are read in place, never decoded whole.
-    const bytes = withoutByteOrderMarks(await readBytes(ctx.req, { limit: limitBytes, encoding: null }));
-    const posted = format === 'json' ? jsonBatch(bytes) : format === 'ndjson' ? ndjsonBatch(bytes) : csvBatch(bytes.toString('utf8'));
+    const body = withoutByteOrderMarks(bytes);
+    const posted = format === 'json' ? jsonBatch(body) : format === 'ndjson' ? ndjsonBatch(body) : csvBatch(body.toString('utf8'));
     if (posted.count === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
     return posted;
   } catch (error) {
@@ -53,15 +47,17 @@ export async function readIngestBody(ctx: Context, format: IngestFormat, limitBy
   }
 }
 
-// co-body's text reader hands back the bytes themselves when told no encoding.
-const readBytes = coBody.text as unknown as (req: Context['req'], options: { limit: number; encoding: null }) => Promise<Buffer>;
-
 // A byte-order mark, as spreadsheet programs write at the start of a UTF-8 file, is not part of the body.
-const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
+export const byteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
 function withoutByteOrderMarks(bytes: Buffer): Buffer {
+  return bytes.subarray(pastByteOrderMarks(bytes));
+}
+
+/** Where the body starts, past any byte-order marks. */
+export function pastByteOrderMarks(bytes: Buffer): number {
   let start = 0;
   while (bytes.indexOf(byteOrderMark, start) === start) start += byteOrderMark.length;
-  return bytes.subarray(start);
+  return start;
 }
 
 const parsedReadings = (readings: readonly unknown[]): PostedBatch['encode'] => (encoder, index) => {
@@ -70,7 +66,7 @@ const parsedReadings = (readings: readonly unknown[]): PostedBatch['encode'] => 
   encoder.add(reading);
 };
 
-// As co-body's strict JSON: only an object or an array at the top.
+// Strict JSON: only an object or an array at the top.
 // eslint-disable-next-line no-control-regex -- JSON's whitespace is these control characters
 const strictJson = /^[\x20\x09\x0a\x0d]*(\[|\{)/;
 
@@ -100,15 +96,13 @@ function ndjsonBatch(bytes: Buffer): PostedBatch {
   for (let lineStart = 0; lineStart < bytes.length;) {
     const newline = bytes.indexOf(0x0a, lineStart);
     const lineEnd = newline < 0 ? bytes.length : newline;
-    const start = json.space(lineStart);
-    const end = start < lineEnd ? json.value(start) : -1;
-    if (end >= 0 && end <= lineEnd && json.space(end) >= lineEnd) {
-      starts.push(start);
-      ends.push(end);
-    } else {
-      const line = bytes.toString('utf8', lineStart, lineEnd);
-      if (line.trim() !== '') {
-        parsed.set(starts.length, ndjsonLine(line));
+    const line = ndjsonLine(json, lineStart, lineEnd);
+    if (line) {
+      if ('end' in line) {
+        starts.push(line.start);
+        ends.push(line.end);
+      } else {
+        parsed.set(starts.length, line.parsed);
         starts.push(-1);
         ends.push(-1);
       }
@@ -124,9 +118,20 @@ function ndjsonBatch(bytes: Buffer): PostedBatch {
   return { stationId: null, count: starts.length, encode };
 }
 
+/**
+ * The NDJSON line [lineStart, lineEnd) of `json`: where its one JSON value lies, to be read in place;
+ * else the line parsed, or the RowError it is when it is not JSON; null for a blank line.
+ */
+export function ndjsonLine(json: JsonBytes, lineStart: number, lineEnd: number): { start: number; end: number } | { parsed: unknown } | null {
+  const start = json.space(lineStart);
+  const end = start < lineEnd ? json.value(start) : -1;
+  if (end >= 0 && end <= lineEnd && json.space(end) >= lineEnd) return { start, end };
+  const line = json.bytes.toString('utf8', lineStart, lineEnd);
+  return line.trim() === '' ? null : { parsed: parsedLine(line) };
+}
 
 /** A line the scanner did not take: its reading, or its error when it is not JSON. */
-function ndjsonLine(line: string): unknown {
+function parsedLine(line: string): unknown {
   try {
     return parseJson(line);
   } catch (error) {

@@ -1,17 +1,19 @@
+import { ArrivingBody } from '../http/arrivingBody.js';
 import { bodyProblem } from '../http/bodyProblem.js';
 import { addRoute, type Api } from '../http/route.js';
 import { badRequest, forbidden, payloadTooLarge } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { authenticateStation } from '../stations/authenticate.js';
 import { stationExists } from '../stations/queries.js';
-import { BatchEncoder } from './batchEncoder.js';
-import { ingestFormat, ingestMediaTypes, readIngestBody } from './ingestBody.js';
+import { ArrivingJsonBatch, ArrivingNdjson, type ArrivingReadings, type Progress } from './arrivingReadings.js';
+import { BatchIntake } from './batchIntake.js';
+import { ingestFormat, ingestMediaTypes, parseIngestBody, type PostedBatch } from './ingestBody.js';
 import { ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
-import { RowError } from './readingRules.js';
-import { storeBatch } from './store.js';
+import { NotArriving, storeArriving, storeBatch, type StoreResult } from './store.js';
 
-const maxErrorDetails = 100;
 const encodeSlice = 1_000;
+// How long a batch may take to arrive while a connection waits for it.
+const arrivalBudgetMs = 1_000;
 
 export function addIngestRoutes(api: Api): void {
   const { config, db } = api.deps;
@@ -47,42 +49,94 @@ export function addIngestRoutes(api: Api): void {
       },
     },
     async (ctx) => {
-      const keyStation = await authenticateStation(ctx, db.pool);
-      const posted = await readIngestBody(ctx, ingestFormat(ctx), config.ingestMaxBytes);
-      if (posted.count > config.ingestMaxReadings) {
-        throw payloadTooLarge(`a batch holds at most ${config.ingestMaxReadings} readings; this one has ${posted.count}: split it`);
-      }
-      if (posted.stationId !== null && posted.stationId !== keyStation) {
-        if (!(await stationExists(db.pool, posted.stationId))) throw forbidden(`station '${posted.stationId}' is unknown`);
-        throw badRequest(`station_id '${posted.stationId}' does not match the key, which belongs to station '${keyStation}'`, [
-          { param: 'station_id', message: `must be ${keyStation}, the station that owns the key` },
-        ]);
-      }
-
-      // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would be
-      // the station's latest reading for good and make a dead station look fresh.
-      const encoder = new BatchEncoder(keyStation, Date.now() + config.ingestMaxFutureSeconds * 1000);
-      const errorDetails: { index: number; reason: string }[] = [];
-      let errors = 0;
-      let next = 0;
-      // Encoded a slice at a time as COPY takes the lines (see storeBatch).
-      const encodeMore = () => {
-        const end = Math.min(next + encodeSlice, posted.count);
-        for (; next < end; next++) {
-          try {
-            posted.encode(encoder, next);
-          } catch (error) {
-            // A reading that holds a __proto__ key refuses the body whole, as in the general parser.
-            if (!(error instanceof RowError)) throw bodyProblem(error as Error);
-            errors++;
-            if (errorDetails.length < maxErrorDetails) errorDetails.push({ index: next, reason: error.message });
-          }
+      // The body is read from the first moment, while the key is looked up.
+      const body = new ArrivingBody(ctx.req, config.ingestMaxBytes);
+      try {
+        const keyStation = await authenticateStation(ctx, db.pool);
+        const format = ingestFormat(ctx);
+        // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would
+        // be the station's latest reading for good and make a dead station look fresh.
+        const latestMs = Date.now() + config.ingestMaxFutureSeconds * 1000;
+        let intake = new BatchIntake(keyStation, latestMs);
+        const arriving = format === 'csv' ? 'unusual' : await storeArriving(db, {
+          stationId: keyStation,
+          lines: intake.lines,
+          takeMore: takeArriving(body, format === 'json' ? new ArrivingJsonBatch() : new ArrivingNdjson(), intake, keyStation, config.ingestMaxReadings),
+        });
+        let stored: StoreResult;
+        if (typeof arriving === 'object') {
+          stored = arriving;
+        } else {
+          // Not stored as it arrived: the whole body, parsed, checked and stored, knowing what was found.
+          const posted = parseIngestBody(await body.whole().catch((error: Error) => Promise.reject(bodyProblem(error))), format);
+          await checkBatch(posted, keyStation);
+          intake = new BatchIntake(keyStation, latestMs);
+          // Encoded a slice at a time as COPY takes the lines (see storeBatch).
+          const encodeMore = () => {
+            const end = Math.min(intake.count + encodeSlice, posted.count);
+            try {
+              while (intake.count < end) intake.take(posted.encode);
+            } catch (error) {
+              // A reading that holds a __proto__ key refuses the body whole, as in the general parser.
+              throw bodyProblem(error as Error);
+            }
+            return intake.count < posted.count;
+          };
+          const known = arriving === 'repeats' || arriving === 'unordered' ? arriving : undefined;
+          stored = await storeBatch(db, { stationId: keyStation, lines: intake.lines, encodeMore }, known);
         }
-        return next < posted.count;
-      };
-      const stored = await storeBatch(db, { stationId: keyStation, lines: encoder.lines, encodeMore });
-      ctx.status = 201;
-      ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
+        ctx.status = 201;
+        ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors: intake.errors, error_details: intake.errorDetails };
+      } finally {
+        body.discard();
+      }
     },
   );
+
+  /** The checks of a whole batch: not too many readings, and the station the key names. */
+  async function checkBatch(posted: PostedBatch, keyStation: string): Promise<void> {
+    if (posted.count > config.ingestMaxReadings) {
+      throw payloadTooLarge(`a batch holds at most ${config.ingestMaxReadings} readings; this one has ${posted.count}: split it`);
+    }
+    if (posted.stationId !== null && posted.stationId !== keyStation) {
+      if (!(await stationExists(db.pool, posted.stationId))) throw forbidden(`station '${posted.stationId}' is unknown`);
+      throw badRequest(`station_id '${posted.stationId}' does not match the key, which belongs to station '${keyStation}'`, [
+        { param: 'station_id', message: `must be ${keyStation}, the station that owns the key` },
+      ]);
+    }
+  }
 }
+
+/**
+ * takeMore of an arriving batch: the readings whose bytes are here, a slice at a time. Anything the
+ * checks of a whole batch would refuse (too many readings, another station) is left to them: the body
+ * is then not one to store as it arrives. A body that does not arrive within a second of the first
+ * reading taken is not either: its connection is given back while the rest comes.
+ */
+function takeArriving(body: ArrivingBody, readings: ArrivingReadings, intake: BatchIntake, keyStation: string, maxReadings: number) {
+  const deadline = Date.now() + arrivalBudgetMs;
+  return async (): Promise<boolean> => {
+    for (;;) {
+      const before = intake.count;
+      let progress: Progress;
+      try {
+        progress = readings.advance(body.view(), body.complete, intake, Math.min(before + encodeSlice, maxReadings + 1));
+      } catch (error) {
+        // A key refusing the body whole: the whole-body parser names it.
+        if (error instanceof SyntaxError) throw new NotArriving('unusual');
+        throw error;
+      }
+      if (progress === 'refused' || intake.count > maxReadings) throw new NotArriving('unusual');
+      if (progress === 'done') {
+        if (readings.stationId !== null && readings.stationId !== keyStation) throw new NotArriving('unusual');
+        return false;
+      }
+      if (progress === 'paused' || intake.count > before) return true;
+      if (body.complete) throw new NotArriving('unusual');
+      const arrived = await body.more(deadline).catch((error: Error) => Promise.reject(bodyProblem(error)));
+      if (!arrived) throw new NotArriving('slow');
+    }
+  };
+}
+
+

@@ -11,12 +11,14 @@ import { numericFields, readingLimits } from './readingRules.js';
  * and the reading is parsed and goes through BatchEncoder.add, the one statement of the rules; a test
  * holds the two to the same lines. Numbers go to COPY as posted: PostgreSQL's float8in and JSON.parse
  * both round decimal text correctly, so the stored double is the one the rules engine would store.
+ * Gives where the reading's bytes end (past its closing brace), or -1 when it wrote nothing; a reading
+ * it writes has been checked to be one whole JSON object, so the bytes before `start` need no other look.
  */
-export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines, station: Buffer, latestMs: number): boolean {
-  if (!readMembers(json, start) || tsAt < 0) return false;
+export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines, station: Buffer, latestMs: number): number {
+  if (!readMembers(json, start) || tsAt < 0) return -1;
   const b = json.bytes;
   const ms = canonicalUtcMs(b, tsAt + 1, tsEnd - 1);
-  if (ms === null || ms > latestMs || (moduleAt >= 0 && channelCount > 0)) return false;
+  if (ms === null || ms > latestMs || (moduleAt >= 0 && channelCount > 0)) return -1;
   out.writeBytes(station, 0, station.length);
   out.writeByte(tab);
   out.writeBytes(b, tsAt + 1, tsAt + 20);
@@ -47,11 +49,11 @@ export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines,
   // ASCII: a byte per character.
   if (!written || out.length - moduleStart > readingLimits.moduleDataBytes) {
     out.dropLine();
-    return false;
+    return -1;
   }
   out.writeByte(newline);
   out.endLine(ms);
-  return true;
+  return readingEnd;
 }
 
 // What one reading's members were found to be, kept between calls: a reading makes no garbage.
@@ -59,6 +61,7 @@ const numberStarts = new Int32Array(numericFields.length);
 const numberEnds = new Int32Array(numericFields.length);
 // The values of the fields with plausibility bounds, for the flag.
 const numberValues = new Float64Array(numericFields.length);
+let readingEnd = -1;
 let tsAt = -1;
 let tsEnd = -1;
 let firmwareAt = -1;
@@ -106,7 +109,10 @@ function readMembers(json: JsonBytes, i: number): boolean {
   tsAt = firmwareAt = moduleAt = -2;
   channelCount = 0;
   i = json.space(i + 1);
-  if (b[i] === closeBrace) return true;
+  if (b[i] === closeBrace) {
+    readingEnd = i + 1;
+    return true;
+  }
   for (;;) {
     const keyStart = i + 1;
     i = json.key(i);
@@ -163,7 +169,10 @@ function readMembers(json: JsonBytes, i: number): boolean {
     }
     i = json.next(i, closeBrace);
     if (i < 0) return false;
-    if (json.closed) return true;
+    if (json.closed) {
+      readingEnd = i;
+      return true;
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { retryOnConflict, sqlState } from '../db/errors.js';
+import { conflictStates, retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type PgPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
 import { encodeReadings, readingColumns, withFlag } from './batchEncoder.js';
@@ -74,11 +74,79 @@ export async function storeReadings(db: Db, stationId: string, readings: readonl
  * waiting for it: a read of the rollups that meets the backlog row waits for the refresh first, so no
  * reader sees an aggregate without them, and the station is answered at the speed of its COPY.
  */
-export async function storeBatch(db: Db, batch: PendingBatch): Promise<StoreResult> {
+export async function storeBatch(db: Db, batch: PendingBatch, known?: KnownShape): Promise<StoreResult> {
   const timescale = db.engine === 'timescale';
-  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, batch, timescale));
+  const inserted = await retryOnConflict(() => copyBatch(db.ingestPool, batch, timescale, known));
   if (inserted.backfilled) db.rollups.refreshSoon();
   return inserted;
+}
+
+/** What an earlier try found of a batch: it repeats stored readings, or is out of timestamp order. */
+export type KnownShape = 'repeats' | 'unordered';
+
+/** A batch whose readings are taken as its body arrives: see storeArriving. */
+export type ArrivingBatch = {
+  stationId: string;
+  lines: CopyLines;
+  /**
+   * Takes the readings whose bytes have arrived into `lines`, waiting for more bytes when none are new;
+   * false once the body is whole and every reading taken. Throws NotArriving when the body is not one
+   * to store as it comes, and the body's own failure (too large, cut short) as it is.
+   */
+  takeMore: () => Promise<boolean>;
+};
+
+/** Why an arriving batch was not stored as it came; the whole-body path then stores it from the start. */
+export class NotArriving extends Error {
+  constructor(readonly why: 'unusual' | 'slow') {
+    super(`not stored as it arrives: ${why}`);
+  }
+}
+
+/**
+ * Stores a batch while its body is still arriving, so that the database takes the first readings while
+ * the last are on their way: one transaction, COPY fed reading by reading as the bytes come. This is the
+ * path of the usual batch (new readings, in order, in the plain envelope, arriving without stalls); on
+ * anything else it stores nothing, rolls back, and says why instead of a result: a body of another form
+ * or a body too slow to hold a connection for ('unusual', 'slow'), a batch that repeats stored readings
+ * ('repeats'), one out of order ('unordered'), or a lock conflict ('conflict'). storeBatch then takes the
+ * whole body, knowing what was found. Throws the body's own failure after rolling back.
+ */
+export async function storeArriving(db: Db, batch: ArrivingBatch): Promise<StoreResult | KnownShape | 'unusual' | 'slow' | 'conflict'> {
+  const timescale = db.engine === 'timescale';
+  const client = await db.ingestPool.connect();
+  let stored: StoreResult;
+  try {
+    const overrides = await openBatch(client, batch.stationId, false);
+    try {
+      await copyInto(client, `copy readings (${readingColumns}) from stdin`, slices(batch.lines, batch.takeMore, overrides));
+    } catch (error) {
+      const code = sqlState(error);
+      const why = error instanceof NotArriving ? error.why : error instanceof OutOfOrder ? 'unordered'
+        : code === uniqueViolation ? 'repeats' : code && conflictStates.has(code) ? 'conflict' : null;
+      const fromBody = error instanceof BodyFailure;
+      if (why === null && !fromBody) throw error;
+      // The COPY was abandoned (CopyFail) or failed: the connection is sound, the transaction aborted.
+      await client.query('rollback');
+      client.release();
+      if (fromBody) throw error.cause;
+      return why!;
+    }
+    stored = await commitBatch(client, sourceOfLines(batch.stationId, batch.lines), false, timescale);
+  } catch (error) {
+    // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
+    client.release(error as Error);
+    throw copyClientError(client, error);
+  }
+  if (stored.backfilled) db.rollups.refreshSoon();
+  return stored;
+}
+
+/** The body's own failure met while its readings were being taken, carried out of the COPY. */
+class BodyFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the request body failed');
+  }
 }
 
 /** The timescale engine's `envmon_rollup_horizon()`: the start of the hour before the last one. */
@@ -90,47 +158,70 @@ function horizon(): number {
 /** Thrown into the COPY when the batch turns out not to be in timestamp order: it is sorted and sent again. */
 class OutOfOrder extends Error {}
 
-async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean): Promise<StoreResult> {
+/** The opening round trip of a batch's transaction: the station's lock taken shared, its overrides read. */
+async function openBatch(client: pg.PoolClient, stationId: string, savepoint: boolean): Promise<Override[]> {
+  const opened = (await client.query(
+    `begin; ${stationLockSql(client, stationId, 'shared')}; ${overridesSql(client, stationId)}${savepoint ? '; savepoint direct' : ''}`,
+  )) as unknown as pg.QueryResult[];
+  return opened[2]!.rows as Override[];
+}
+
+/**
+ * Ends a batch whose lines are written (`staged`: into the staging table, still to be inserted), in one
+ * round trip, and releases the connection: the station's marks move out to the batch's bounds, a
+ * backfill on timescale leaves its backlog row, and the transaction commits. A batch of row errors
+ * only (no source) is rolled back.
+ */
+async function commitBatch(client: pg.PoolClient, source: BatchSource | null, staged: boolean, timescale: boolean): Promise<StoreResult> {
+  if (source === null) {
+    await client.query('rollback');
+    client.release();
+    return { accepted: 0, duplicates: 0, backfilled: false };
+  }
+  // Older than the horizon on timescale: a backfill, which the rollups' refresh must take in.
+  const backlog = timescale && Date.parse(source.first) < horizon();
+  // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
+  // either way they are readings of this station, so its marks can only move out to them.
+  const station = client.escapeLiteral(source.stationId);
+  const results = (await client.query(
+    `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted`};
+     ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
+     insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
+     on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
+       first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
+  )) as unknown as pg.QueryResult[];
+  client.release();
+  const accepted = (results[0]!.rows[0] as { accepted: number }).accepted;
+  return { accepted, duplicates: source.lines.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
+}
+
+async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean, known?: KnownShape): Promise<StoreResult> {
   const client = await pool.connect();
   try {
-    const opened = (await client.query(
-      `begin; ${stationLockSql(client, batch.stationId, 'shared')}; ${overridesSql(client, batch.stationId)}; savepoint direct`,
-    )) as unknown as pg.QueryResult[];
-    const overrides = opened[2]!.rows as Override[];
+    const overrides = await openBatch(client, batch.stationId, true);
     let staged = false;
     let source: BatchSource | null;
-    try {
-      // Stations send in order: the batch is encoded as COPY takes it, one slice while the database parses the last.
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, streamed(batch, overrides));
-      source = sourceOfLines(batch.stationId, batch.lines);
-    } catch (error) {
-      if (!(error instanceof OutOfOrder) && sqlState(error) !== uniqueViolation) throw error;
+    const whole = async (direct: boolean) => {
       while (batch.encodeMore());
-      await client.query('rollback to savepoint direct');
       source = sourceOfLines(batch.stationId, batch.lines);
-      if (source) staged = await copyOrStage(client, flagged(source.lines, 0, source.lines.count, overrides), error instanceof OutOfOrder);
+      if (source) staged = await copyOrStage(client, flagged(source.lines, 0, source.lines.count, overrides), direct);
+    };
+    if (known) {
+      await whole(known === 'unordered');
+    } else {
+      try {
+        // Stations send in order: the batch is encoded as COPY takes it, one slice while the database parses the last.
+        const encodeMore = async () => batch.encodeMore();
+        await copyInto(client, `copy readings (${readingColumns}) from stdin`, slices(batch.lines, encodeMore, overrides));
+        source = sourceOfLines(batch.stationId, batch.lines);
+      } catch (error) {
+        if (error instanceof BodyFailure) throw error.cause;
+        if (!(error instanceof OutOfOrder) && sqlState(error) !== uniqueViolation) throw error;
+        await client.query('rollback to savepoint direct');
+        await whole(error instanceof OutOfOrder);
+      }
     }
-    if (source === null) {
-      // Every reading of the batch was a row error.
-      await client.query('rollback');
-      client.release();
-      return { accepted: 0, duplicates: 0, backfilled: false };
-    }
-    // Older than the horizon on timescale: a backfill, which the rollups' refresh must take in.
-    const backlog = timescale && Date.parse(source.first) < horizon();
-    // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
-    // either way they are readings of this station, so its marks can only move out to them.
-    const station = client.escapeLiteral(source.stationId);
-    const results = (await client.query(
-      `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted`};
-       ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
-       insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
-       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
-         first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
-    )) as unknown as pg.QueryResult[];
-    client.release();
-    const accepted = (results[0]!.rows[0] as { accepted: number }).accepted;
-    return { accepted, duplicates: source.lines.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
+    return await commitBatch(client, source!, staged, timescale);
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
@@ -139,15 +230,18 @@ async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean):
 }
 
 /**
- * The batch's lines as they are encoded, a slice at a time, each checked to come after the one before;
+ * The batch's lines as `more` encodes them, a slice at a time, each checked to come after the one before;
  * when one does not, OutOfOrder aborts the COPY. Run again (a retried transaction), it sends what is
- * encoded already and goes on from there.
+ * encoded already and goes on from there. A failure of `more` other than NotArriving is the body's.
  */
-function* streamed(batch: PendingBatch, overrides: readonly Override[]): Generator<Buffer> {
-  const { lines } = batch;
+async function* slices(lines: CopyLines, more: () => Promise<boolean>, overrides: readonly Override[]): AsyncGenerator<Buffer> {
   let sent = 0;
-  for (let more = true; more;) {
-    more = batch.encodeMore();
+  for (let again = true; again;) {
+    try {
+      again = await more();
+    } catch (error) {
+      throw error instanceof NotArriving ? error : new BodyFailure(error);
+    }
     for (let i = Math.max(sent, 1); i < lines.count; i++) if (lines.times[i]! <= lines.times[i - 1]!) throw new OutOfOrder();
     if (lines.count > sent) yield flagged(lines, sent, lines.count, overrides);
     sent = lines.count;
@@ -189,6 +283,6 @@ function flagged(lines: CopyLines, from: number, to: number, overrides: readonly
 }
 
 /** Sends the text as it comes, so that the database parses one piece while the next is made. */
-function copyInto(client: pg.PoolClient, statement: string, pieces: Iterable<Buffer>): Promise<void> {
+function copyInto(client: pg.PoolClient, statement: string, pieces: Iterable<Buffer> | AsyncIterable<Buffer>): Promise<void> {
   return pipeline(Readable.from(pieces), client.query(copyFrom(statement)));
 }
