@@ -1,22 +1,50 @@
 import compress from 'koa-compress';
-import type { Middleware } from 'koa';
-import { constants } from 'node:zlib';
+import type { Context, Middleware } from 'koa';
+import { constants, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+
+/** Answers under this many bytes are sent as they are: compressing them saves less than it costs. */
+const compressionThreshold = 1024;
+
+/**
+ * How hard to compress, by answer. Typical API answers (a reading, a page of notes, an aggregate of a
+ * few hundred rows) are small, and brotli's quality 4 and gzip's level 4 shrink them well in well under
+ * a millisecond. Streamed answers (downloads, histories) and large ones (a year of hourly aggregates, 2
+ * MB) are another matter: compression then competes for the same cores as PostgreSQL producing the rows
+ * and the client reading them, and quality 4 (about 65 MB/s of CSV here) cannot keep up with COPY, so
+ * they get brotli's quality 1 (about 200 MB/s, a fifth larger) and gzip's level 1 (about 1.9 times level
+ * 4's speed). Brotli always uses a 256 KiB window: with its default 4 MiB window it holds back its first
+ * byte until it has read megabytes (half a second of a download). Measured in bench/compression.
+ */
+const thorough = {
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } } satisfies BrotliOptions,
+  gzip: { level: 4 } satisfies ZlibOptions,
+};
+const swift = {
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_LGWIN]: 18 } } satisfies BrotliOptions,
+  gzip: { level: 1 } satisfies ZlibOptions,
+};
+const swiftFrom = 256 * 1024;
+
+/** The compression settings for an answer of `size` bytes, undefined for a stream. */
+function compressionFor(size: number | undefined): typeof thorough {
+  return size === undefined || size >= swiftFrom ? swift : thorough;
+}
+
+// brotli first when both are equally welcome: smaller for the same effort.
+const preference = ['br', 'gzip', 'identity'];
 
 /**
  * gzip or brotli, as the client's Accept-Encoding prefers (brotli first when both are equally welcome),
- * for every compressible type (JSON, GeoJSON, CSV, HTML, scripts, styles) above 1 KiB. Streams are
- * compressed as they flow, on libuv's thread pool, so a download keeps its flat memory. The settings are
- * chosen for streams (bench/compression): brotli's default quality 11 is far too slow for a download, and
- * with its default 4 MiB window brotli holds back its first byte until it has read megabytes (half a
- * second of a download); quality 4 with a 256 KiB window, and gzip's level 4, answer at once, keep up
- * with COPY and still shrink CSV several times.
+ * for every compressible type (JSON, GeoJSON, CSV, HTML, scripts, styles) above the threshold. Streams
+ * are compressed as they flow, on libuv's thread pool, so a download keeps its flat memory.
  */
 export function compression(): Middleware {
   return compress({
-    threshold: 1024,
-    br: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } },
-    gzip: { level: 4 },
+    threshold: compressionThreshold,
+    br: (_type: string, size: number | undefined) => compressionFor(size).br,
+    gzip: (_type: string, size: number | undefined) => compressionFor(size).gzip,
     deflate: false,
-    encodingPreference: ['br', 'gzip', 'identity'],
+    zstd: false,
+    encodingPreference: preference,
   });
 }
