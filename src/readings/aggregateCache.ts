@@ -1,10 +1,19 @@
 import type { Db } from '../db/pool.js';
+import { EncodedAnswer } from '../http/encodedAnswer.js';
 import { aggregateReadings, type AggregateArgs, type AggregateRow } from './queries.js';
-import { aggregateJson } from './shape.js';
 
-export type AggregateResult = { rows: readonly AggregateRow[]; json: () => string };
+/**
+ * An aggregate's rows, and its answer in an output format: the answer is made by `make` the first time
+ * and kept with the rows, compressed forms included.
+ */
+export type AggregateResult = {
+  rows: readonly AggregateRow[];
+  answer: (output: string, type: string, make: () => string) => EncodedAnswer;
+};
 
-type Entry = { version: string; rows: readonly AggregateRow[]; json?: string; bytes: number };
+type Entry = { version: string; rows: readonly AggregateRow[]; answers: Map<string, EncodedAnswer> };
+
+const entryBytes = (entry: Entry) => 64 + entry.rows.length * 96 + [...entry.answers.values()].reduce((sum, a) => sum + a.size, 0);
 
 /**
  * The aggregates of a station, kept while its readings stay as they were: each answer is stored under
@@ -12,35 +21,40 @@ type Entry = { version: string; rows: readonly AggregateRow[]; json?: string; by
  * transaction), read before the answer is computed, and served again while a fresh look at the version
  * finds it unchanged. A write that lands while an answer is computed changes the version, so that answer
  * is never served under the new one. Researchers' notebooks and dashboards ask for the same aggregates
- * again and again; each repeat costs one indexed lookup. At most `maxBytes` (AGGREGATE_CACHE_MB) are
- * kept, least recently used first out; 0 keeps none.
+ * again and again; each repeat costs one indexed lookup, and its bytes, tag and compressed forms are
+ * those made the first time. At most `maxBytes` (AGGREGATE_CACHE_MB) are kept, least recently used
+ * first out; 0 keeps none.
  *
  * The same lookup tells whether a backfill of the station still waits for its rollups' refresh
  * (rollup_backlog, timescale only): the answer then waits for the refresh, as rollupsCurrent does.
  */
 export function createAggregateReader(db: Db, maxBytes: number): (args: AggregateArgs) => Promise<AggregateResult> {
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, { entry: Entry; bytes: number }>();
   let total = 0;
   const remember = (key: string, entry: Entry) => {
     const old = entries.get(key);
     if (old) total -= old.bytes;
     entries.delete(key);
-    entries.set(key, entry);
-    total += entry.bytes;
+    // Counted as it is now: forms compressed later count from its next use.
+    const bytes = entryBytes(entry);
+    entries.set(key, { entry, bytes });
+    total += bytes;
     for (const [oldest, value] of entries) {
       if (total <= maxBytes) break;
       entries.delete(oldest);
       total -= value.bytes;
     }
   };
-  const result = (key: string, entry: Entry): AggregateResult => ({
+  const result = (key: string, entry: Entry, kept: boolean): AggregateResult => ({
     rows: entry.rows,
-    json: () => {
-      if (entry.json === undefined) {
-        entry.json = aggregateJson(entry.rows);
-        if (entries.get(key) === entry) remember(key, { ...entry, bytes: entry.bytes + entry.json.length });
+    answer: (output, type, make) => {
+      let answer = entry.answers.get(output);
+      if (!answer) {
+        answer = new EncodedAnswer(Buffer.from(make()), type);
+        entry.answers.set(output, answer);
+        if (kept && entries.get(key)?.entry === entry) remember(key, entry);
       }
-      return entry.json;
+      return answer;
     },
   });
 
@@ -52,16 +66,17 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
              from station_latest where station_id = $1`,
       values: [args.stationId],
     })).rows[0];
-    const cached = entries.get(key);
+    const cached = entries.get(key)?.entry;
     if (state && !state.backlog && cached?.version === state.version) {
       remember(key, cached);
-      return result(key, cached);
+      return result(key, cached, true);
     }
     if (state?.backlog) await db.rollups.refresh();
     const rows = await aggregateReadings(db.readPool, args);
-    const entry: Entry = { version: state?.version ?? '', rows, bytes: 64 + rows.length * 96 };
+    const entry: Entry = { version: state?.version ?? '', rows, answers: new Map() };
     // A station with no readings has no version: nothing to keep.
-    if (state && maxBytes > 0) remember(key, entry);
-    return result(key, entry);
+    const kept = Boolean(state) && maxBytes > 0;
+    if (kept) remember(key, entry);
+    return result(key, entry, kept);
   };
 }

@@ -20,7 +20,7 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateColumns, aggregateCsv, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateColumns, aggregateCsv, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -116,14 +116,14 @@ export function addReadingRoutes(api: Api): void {
         const range = { from: query.from_date, to: query.to_date };
         const dataset = { kind: 'aggregate', period: query.period } as const;
         const cite = citation(config.baseUrl, [stationId], range, dataset);
-        ctx.type = 'text/csv; charset=utf-8';
         attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
         // Whole, not streamed: the rows are already in memory, and a known body can carry an ETag.
-        ctx.body = aggregateCsv(results, preamble(cite, aggregateColumns));
+        await aggregate.answer('csv', 'text/csv; charset=utf-8', () => aggregateCsv(results, preamble(cite, aggregateColumns))).send(ctx);
         return;
       }
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregate.json()}}`;
+      await aggregate.answer('json', 'application/json; charset=utf-8', () =>
+        `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregateJson(results)}}`,
+      ).send(ctx);
     },
   );
 

@@ -1,9 +1,12 @@
 import compress from 'koa-compress';
 import type { Context, Middleware } from 'koa';
+import Negotiator from 'negotiator';
 import { constants, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 
+export type ContentCoding = 'br' | 'gzip' | 'identity';
+
 /** Answers under this many bytes are sent as they are: compressing them saves less than it costs. */
-const compressionThreshold = 1024;
+export const compressionThreshold = 1024;
 
 /**
  * How hard to compress, by answer. Typical API answers (a reading, a page of notes, an aggregate of a
@@ -26,17 +29,18 @@ const swift = {
 const swiftFrom = 256 * 1024;
 
 /** The compression settings for an answer of `size` bytes, undefined for a stream. */
-function compressionFor(size: number | undefined): typeof thorough {
+export function compressionFor(size: number | undefined): typeof thorough {
   return size === undefined || size >= swiftFrom ? swift : thorough;
 }
 
 // brotli first when both are equally welcome: smaller for the same effort.
-const preference = ['br', 'gzip', 'identity'];
+const preference: ContentCoding[] = ['br', 'gzip', 'identity'];
 
 /**
  * gzip or brotli, as the client's Accept-Encoding prefers (brotli first when both are equally welcome),
  * for every compressible type (JSON, GeoJSON, CSV, HTML, scripts, styles) above the threshold. Streams
- * are compressed as they flow, on libuv's thread pool, so a download keeps its flat memory.
+ * are compressed as they flow, on libuv's thread pool, so a download keeps its flat memory. An answer
+ * that comes already encoded (sendEncoded) is left as it is.
  */
 export function compression(): Middleware {
   return compress({
@@ -47,4 +51,15 @@ export function compression(): Middleware {
     zstd: false,
     encodingPreference: preference,
   });
+}
+
+/**
+ * The content coding the compression middleware would choose for this request: the same negotiation
+ * (q-values honoured, brotli first at equal preference, `*` meaning gzip, no header meaning identity),
+ * for answers kept already encoded.
+ */
+export function negotiateEncoding(ctx: Context): ContentCoding {
+  const header = ctx.request.headers['accept-encoding'];
+  const accept = header === '*' ? 'gzip' : header || 'identity';
+  return new Negotiator({ headers: { 'accept-encoding': accept } }).encoding(preference, { preferred: preference }) as ContentCoding;
 }

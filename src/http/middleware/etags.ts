@@ -47,6 +47,8 @@ export function conditionalGet(): Middleware {
       if (held !== '*') ctx.set('ETag', `"${held}"`);
       ctx.status = 304;
       ctx.body = null;
+      // No body, so no coding of one: an answer sent already encoded (EncodedAnswer) names none either.
+      ctx.remove('Content-Encoding');
     }
   };
 }
