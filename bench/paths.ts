@@ -10,9 +10,13 @@
 //   CSV download (identity, gzip, br) / psql \copy of the same query to /dev/null target >= 0.9
 //   /data/latest/, 16 keep-alive clients / the discovery document, same load      target >= 0.6
 //
+// The machines these run on are shared and noisy: a limit measured a minute before its path can differ
+// by half. So each limit is measured again in every round, right before the paths it limits, each ratio
+// is taken within its round, and the figure is the median of the rounds' ratios (their range beside it).
+//
 // BENCH_PATHS_ROWS (525600) sets the rows of the history; BENCH_PATHS_FORMATS (json,ndjson,csv) the
-// body formats of the ingest runs; BENCH_PATHS_ONLY (ingest,aggregate,download,latest) the sections
-// (the history is always posted, as JSON by one client).
+// body formats of the ingest runs; BENCH_PATHS_ROUNDS (3) the rounds; BENCH_PATHS_ONLY
+// (ingest,aggregate,download,latest) the sections (the history is always posted, as JSON by one client).
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -26,7 +30,8 @@ import { benchRows, chunk, copyReadings, eachEngine, fmt, medianMs, startServe, 
 const historyRows = Number(process.env.BENCH_PATHS_ROWS ?? 525_600);
 const formats = (process.env.BENCH_PATHS_FORMATS ?? 'json,ndjson,csv').split(',') as BodyFormat[];
 const readRuns = Number(process.env.BENCH_PATHS_RUNS ?? 30);
-const loadSeconds = Number(process.env.BENCH_PATHS_SECONDS ?? 8);
+const loadSeconds = Number(process.env.BENCH_PATHS_SECONDS ?? 4);
+const rounds = Number(process.env.BENCH_PATHS_ROUNDS ?? 3);
 const sections = new Set((process.env.BENCH_PATHS_ONLY ?? 'ingest,aggregate,download,latest').split(','));
 const batchSize = 10_000;
 const start = Date.parse('2025-01-01T00:00:00Z');
@@ -97,6 +102,14 @@ async function requestsPerSecond(url: string): Promise<{ rps: number; p50: numbe
 
 const ratio = (value: number, digits = 2) => +value.toFixed(digits);
 
+/** The median of the rounds' ratios, with their range: what a figure is reported as. */
+function spread(ratios: number[], digits = 2): { median: number; min: number; max: number; text: string } {
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const text = `${median.toFixed(digits)} (${sorted[0]!.toFixed(digits)}-${sorted.at(-1)!.toFixed(digits)})`;
+  return { median: ratio(median, digits), min: ratio(sorted[0]!, digits), max: ratio(sorted.at(-1)!, digits), text };
+}
+
 await eachEngine('paths', async (engine, databaseUrl) => {
   const results: Record<string, unknown>[] = [];
   const report = (row: Record<string, unknown>, line: string) => {
@@ -105,7 +118,8 @@ await eachEngine('paths', async (engine, databaseUrl) => {
   };
   const pool = await createSlonikPool(databaseUrl, { poolSize: 2, statementTimeoutMs: 600_000 });
   const stations: { id: string; key: string }[] = [];
-  for (let s = 0; s < 5 * formats.length; s++) {
+  const ingestRounds = sections.has('ingest') ? rounds : 0;
+  for (let s = 0; s < 1 + 5 * formats.length * ingestRounds; s++) {
     const id = `paths-${s}`;
     await upsertStation(pool, { station_id: id, name: id, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
     stations.push({ id, key: (await issueKey(pool, id)).key });
@@ -115,22 +129,35 @@ await eachEngine('paths', async (engine, databaseUrl) => {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    // Ingest: the history of station 0 by one client, then the same number of rows by four.
-    const copyRate = await copyReadings(databaseUrl, 'paths-copy', benchRows(historyRows, start));
-    // Each run posts to stations of its own, so that every reading is new; station 0 keeps the JSON history.
-    let next = 0;
+    // The history the reads use: station 0's year, posted as JSON by one client.
+    const station = stations[0]!.id;
+    const history = await ingestRate(serve.url, stations.slice(0, 1), 'json', historyRows, start);
+    console.log(`${engine.padEnd(9)} history: ${fmt(history)} rows/s posted`);
+    // Ingest: in each round raw COPY of a year, then the same rows posted by one client and by four, each
+    // run to stations of its own so that every reading is new.
+    let next = 1;
     const take = (n: number) => stations.slice(next, (next += n));
-    for (const format of sections.has('ingest') ? formats : ['json' as const]) {
-      if (!sections.has('ingest') && format !== 'json') break;
-      const one = await ingestRate(serve.url, take(1), format, historyRows, start);
-      report({ path: `ingest_${format}_1_client`, rows_per_s: Math.round(one), limit_rows_per_s: Math.round(copyRate), ratio: ratio(one / copyRate) },
-        `ingest ${format.padEnd(6)} 1 client   ${fmt(one).padStart(8)} rows/s   raw COPY ${fmt(copyRate).padStart(8)} rows/s   ratio ${(one / copyRate).toFixed(2)}`);
-      const four = await ingestRate(serve.url, take(4), format, historyRows, start);
-      report({ path: `ingest_${format}_4_clients`, rows_per_s: Math.round(four), limit_rows_per_s: Math.round(copyRate), ratio: ratio(four / copyRate) },
-        `ingest ${format.padEnd(6)} 4 clients  ${fmt(four).padStart(8)} rows/s   raw COPY ${fmt(copyRate).padStart(8)} rows/s   ratio ${(four / copyRate).toFixed(2)}`);
+    for (const format of ingestRounds > 0 ? formats : []) {
+      const one: number[] = [];
+      const four: number[] = [];
+      const rates = { copy: [] as number[], one: [] as number[], four: [] as number[] };
+      for (let round = 0; round < ingestRounds; round++) {
+        const copyRate = await copyReadings(databaseUrl, `paths-copy-${round}`, benchRows(historyRows, start));
+        const oneRate = await ingestRate(serve.url, take(1), format, historyRows, start);
+        const fourRate = await ingestRate(serve.url, take(4), format, historyRows, start);
+        rates.copy.push(copyRate);
+        rates.one.push(oneRate);
+        rates.four.push(fourRate);
+        one.push(oneRate / copyRate);
+        four.push(fourRate / copyRate);
+      }
+      for (const [clients, ratios, rowsPerS] of [[1, one, rates.one], [4, four, rates.four]] as const) {
+        const figure = spread(ratios);
+        report({ path: `ingest_${format}_${clients}_client${clients > 1 ? 's' : ''}`, rows_per_s: rowsPerS.map(Math.round), limit_rows_per_s: rates.copy.map(Math.round), ratio: figure.median, ratio_min: figure.min, ratio_max: figure.max },
+          `ingest ${format.padEnd(6)} ${clients} client${clients > 1 ? 's' : ' '}  ${rowsPerS.map((r) => fmt(r)).join(' / ')} rows/s   raw COPY ${rates.copy.map((r) => fmt(r)).join(' / ')} rows/s   ratio ${figure.text}`);
+      }
     }
     await client.query('analyze');
-    const station = stations[0]!.id;
 
     // Aggregates: the API (JSON read and parsed) against a GROUP BY of the same statistics over the readings,
     // as asked again (served from memory while the station is unchanged) and computed each time (a server
@@ -138,47 +165,72 @@ await eachEngine('paths', async (engine, databaseUrl) => {
     const computing = sections.has('aggregate') ? await startServe(databaseUrl, { AGGREGATE_CACHE_MB: '0' }) : null;
     try {
       for (const period of sections.has('aggregate') ? (['day', 'hour'] as const) : []) {
-        const raw = await medianMs(Math.ceil(readRuns / 4), async () => {
-          await client.query(
-            `select date_trunc($2, ts, 'UTC') as period_start, count(*), avg(temperature_c), min(temperature_c), max(temperature_c),
-               avg(humidity_rh), avg(pressure_hpa), avg(pm2_5) from readings where station_id = $1 group by 1 order by 1`,
-            [station, period],
-          );
-        });
-        for (const [how, origin] of [['asked again', serve.url], ['computed', computing!.url]] as const) {
-          const api = await medianMs(readRuns, async () => {
-            const response = await fetch(`${origin}/api/v1/data/aggregate/?station=${station}&period=${period}`);
-            const parsed = (await response.json()) as { count: number };
-            if (response.status !== 200 || parsed.count === 0) throw new Error(`aggregate ${period}: ${response.status}`);
+        const speedups = { 'asked again': [] as number[], computed: [] as number[] };
+        const times = { raw: [] as number[], 'asked again': [] as number[], computed: [] as number[] };
+        for (let round = 0; round < rounds; round++) {
+          const raw = await medianMs(Math.ceil(readRuns / 4), async () => {
+            await client.query(
+              `select date_trunc($2, ts, 'UTC') as period_start, count(*), avg(temperature_c), min(temperature_c), max(temperature_c),
+                 avg(humidity_rh), avg(pressure_hpa), avg(pm2_5) from readings where station_id = $1 group by 1 order by 1`,
+              [station, period],
+            );
           });
-          report({ path: `aggregate_${period}${how === 'computed' ? '_computed' : ''}`, api_p50_ms: ratio(api), limit_p50_ms: ratio(raw), speedup: ratio(raw / api, 1) },
-            `aggregate ${period.padEnd(4)} ${how.padEnd(11)} API p50 ${fmt(api, 2).padStart(7)} ms   raw GROUP BY p50 ${fmt(raw, 1).padStart(7)} ms   speed-up ${(raw / api).toFixed(1)}x`);
+          times.raw.push(raw);
+          for (const [how, origin] of [['asked again', serve.url], ['computed', computing!.url]] as const) {
+            const api = await medianMs(readRuns, async () => {
+              const response = await fetch(`${origin}/api/v1/data/aggregate/?station=${station}&period=${period}`);
+              const parsed = (await response.json()) as { count: number };
+              if (response.status !== 200 || parsed.count === 0) throw new Error(`aggregate ${period}: ${response.status}`);
+            });
+            times[how].push(api);
+            speedups[how].push(raw / api);
+          }
+        }
+        for (const how of ['asked again', 'computed'] as const) {
+          const figure = spread(speedups[how], 1);
+          report({ path: `aggregate_${period}${how === 'computed' ? '_computed' : ''}`, api_p50_ms: times[how].map((t) => ratio(t)), limit_p50_ms: times.raw.map((t) => ratio(t)), speedup: figure.median, speedup_min: figure.min, speedup_max: figure.max },
+            `aggregate ${period.padEnd(4)} ${how.padEnd(11)} API p50 ${times[how].map((t) => fmt(t, 1)).join(' / ')} ms   raw GROUP BY p50 ${times.raw.map((t) => fmt(t, 0)).join(' / ')} ms   speed-up ${figure.text}x`);
         }
       }
     } finally {
       await computing?.stop();
     }
 
-    // Downloads: the station's history, against psql writing the same COPY to /dev/null.
+    // Downloads: the station's history, against psql writing the same COPY to /dev/null just before.
     const statement = downloadStatement(client, { stationIds: [station], withStation: false });
-    let psql = Infinity;
-    for (let run = 0; run < (sections.has('download') ? 3 : 0); run++) psql = Math.min(psql, await psqlCopy(databaseUrl, statement));
-    for (const encoding of sections.has('download') ? ['identity', 'gzip', 'br'] : []) {
-      let best = { seconds: Infinity, bytes: 0 };
-      for (let run = 0; run < 3; run++) {
+    const encodings = ['identity', 'gzip', 'br'] as const;
+    const downloads = Object.fromEntries(encodings.map((e) => [e, { ratios: [] as number[], seconds: [] as number[], bytes: 0 }]));
+    const psqlSeconds: number[] = [];
+    for (let round = 0; round < (sections.has('download') ? rounds : 0); round++) {
+      const psql = await psqlCopy(databaseUrl, statement);
+      psqlSeconds.push(psql);
+      for (const encoding of encodings) {
         const got = await download(`${serve.url}/api/v1/data/download/?station=${station}`, encoding);
-        if (got.seconds < best.seconds) best = got;
+        downloads[encoding]!.ratios.push(psql / got.seconds);
+        downloads[encoding]!.seconds.push(got.seconds);
+        downloads[encoding]!.bytes = got.bytes;
       }
-      report({ path: `download_${encoding}`, seconds: ratio(best.seconds, 3), limit_seconds: ratio(psql, 3), ratio: ratio(psql / best.seconds), mb: ratio(best.bytes / 1e6, 1), server_peak_rss_mb: Math.round(peakRssMb(serve.child.pid!)) },
-        `download ${encoding.padEnd(8)}   ${(best.seconds * 1000).toFixed(0).padStart(5)} ms   psql \\copy ${(psql * 1000).toFixed(0).padStart(5)} ms   ratio ${(psql / best.seconds).toFixed(2)}   server peak RSS ${Math.round(peakRssMb(serve.child.pid!))} MB`);
+    }
+    for (const encoding of sections.has('download') ? encodings : []) {
+      const { ratios, seconds, bytes } = downloads[encoding]!;
+      const figure = spread(ratios);
+      report({ path: `download_${encoding}`, seconds: seconds.map((t) => ratio(t, 3)), limit_seconds: psqlSeconds.map((t) => ratio(t, 3)), ratio: figure.median, ratio_min: figure.min, ratio_max: figure.max, mb: ratio(bytes / 1e6, 1), server_peak_rss_mb: Math.round(peakRssMb(serve.child.pid!)) },
+        `download ${encoding.padEnd(8)}   ${seconds.map((t) => (t * 1000).toFixed(0)).join(' / ')} ms   psql \\copy ${psqlSeconds.map((t) => (t * 1000).toFixed(0)).join(' / ')} ms   ratio ${figure.text}   server peak RSS ${Math.round(peakRssMb(serve.child.pid!))} MB`);
     }
 
     // Latest under 16 keep-alive clients, against the discovery document (no database) under the same load.
     if (!sections.has('latest')) return results;
-    const discovery = await requestsPerSecond(`${serve.url}/api/v1/`);
-    const latest = await requestsPerSecond(`${serve.url}/api/v1/data/latest/?station=${station}`);
-    report({ path: 'latest_16_clients', rps: Math.round(latest.rps), p50_ms: latest.p50, limit_rps: Math.round(discovery.rps), ratio: ratio(latest.rps / discovery.rps), errors: latest.errors + discovery.errors },
-      `latest x16         ${fmt(latest.rps).padStart(6)} req/s p50 ${latest.p50} ms   discovery ${fmt(discovery.rps).padStart(6)} req/s   ratio ${(latest.rps / discovery.rps).toFixed(2)}   errors ${latest.errors + discovery.errors}`);
+    const latestRatios: number[] = [];
+    const loads: { latest: number; discovery: number; p50: number; errors: number }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const discovery = await requestsPerSecond(`${serve.url}/api/v1/`);
+      const latest = await requestsPerSecond(`${serve.url}/api/v1/data/latest/?station=${station}`);
+      latestRatios.push(latest.rps / discovery.rps);
+      loads.push({ latest: latest.rps, discovery: discovery.rps, p50: latest.p50, errors: latest.errors + discovery.errors });
+    }
+    const figure = spread(latestRatios);
+    report({ path: 'latest_16_clients', rps: loads.map((l) => Math.round(l.latest)), p50_ms: loads.map((l) => l.p50), limit_rps: loads.map((l) => Math.round(l.discovery)), ratio: figure.median, ratio_min: figure.min, ratio_max: figure.max, errors: loads.reduce((n, l) => n + l.errors, 0) },
+      `latest x16         ${loads.map((l) => fmt(l.latest)).join(' / ')} req/s   discovery ${loads.map((l) => fmt(l.discovery)).join(' / ')} req/s   ratio ${figure.text}   errors ${loads.reduce((n, l) => n + l.errors, 0)}`);
   } finally {
     await client.end();
     await serve.stop();
