@@ -234,18 +234,33 @@ const statsRow = z.object({
 });
 export type StatsRow = z.infer<typeof statsRow>;
 
+/** The reading totals of the stats, with the mark of the readings they were counted at. */
+export type ReadingTotals = { mark: string; total: number; ok: number };
+
 /**
  * Counts for /stats/, fast on any number of readings: totals from the monthly rollup, the newest and the
- * oldest reading from station_latest; never count(*) over readings.
+ * oldest reading from station_latest; never count(*) over readings. The totals are summed only when the
+ * readings' mark differs from `known`'s (then known's are given again): the mark is every station's data
+ * version and the number of stations with readings, which any write of the service changes in its
+ * transaction, so equal marks mean equal readings. Summing the monthly rollup is the costly part on
+ * timescale, where its unmaterialised tail (this month, through every level down to the last hour's
+ * readings) grows with the number of stations reporting.
  */
-export async function readStats(pool: PgPool): Promise<StatsRow> {
+export async function readStats(pool: PgPool, known: ReadingTotals | null): Promise<{ row: StatsRow; totals: ReadingTotals }> {
   // A prepared statement on the read pool: planning the nested real-time rollup views (on timescale) costs
-  // more than running them, and a prepared statement is planned once per connection.
+  // more than running them, and a prepared statement is planned once per connection. The totals' subquery
+  // sits in a CASE branch, which PostgreSQL runs only when it is taken.
   const result = await pool.read<Record<string, unknown>>({ name: 'envmon_stats', text: `
+    with readings_mark as (select coalesce(max(version), 0)::text || '/' || count(*) as mark from station_latest)
     select
       (select count(*) from stations) as stations_total,
       (select count(*) from stations where status = 'active') as stations_active,
-      totals.readings_total, totals.readings_ok,
+      readings_mark.mark,
+      case when readings_mark.mark is distinct from $1 then (
+        -- One pass over the monthly rollup for both totals: on timescale each pass computes the view's
+        -- unmaterialised tail through every level below it.
+        select array[coalesce(sum(n), 0)::float8, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8] from readings_monthly
+      ) end as totals,
       least(
         (select min(first_ts) from station_latest),
         (select min(first.ts) from station_latest l cross join lateral (
@@ -258,16 +273,19 @@ export async function readStats(pool: PgPool): Promise<StatsRow> {
       (select count(*) from research_programmes) as research,
       (select count(*) from education_programmes) as education,
       (select count(*) from instruments) as instruments
-    -- One pass over the monthly rollup for both totals: on timescale each pass computes the view's
-    -- unmaterialised tail through every level below it.
-    from (select coalesce(sum(n), 0)::float8 as readings_total, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8 as readings_ok
-          from readings_monthly) totals
-  ` });
-  const row = result.rows[0]!;
+    from readings_mark
+  `, values: [known?.mark ?? null] });
+  const { mark, totals: summed, ...row } = result.rows[0]!;
+  const totals = summed ? { mark: mark as string, total: (summed as number[])[0]!, ok: (summed as number[])[1]! } : known!;
   const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
-  return statsRow.parse({
-    ...Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' ? Number(value) : value])),
-    earliest: iso(row.earliest),
-    latest: iso(row.latest),
-  });
+  return {
+    row: statsRow.parse({
+      ...Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' ? Number(value) : value])),
+      readings_total: totals.total,
+      readings_ok: totals.ok,
+      earliest: iso(row.earliest),
+      latest: iso(row.latest),
+    }),
+    totals,
+  };
 }

@@ -9,7 +9,7 @@ import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
 import { changelogSchema, loadChangelog } from './changelog.js';
-import { readStats } from '../content/queries.js';
+import { readStats, type ReadingTotals } from '../content/queries.js';
 import { rollupsCurrent } from '../db/rollupsCurrent.js';
 import { shapeStats } from '../content/shape.js';
 
@@ -54,6 +54,8 @@ const discoverySchema = z
 
 export function addMetaRoutes(api: Api): void {
   const { config, db } = api.deps;
+  // The reading totals last summed, given again while no station's readings have changed since.
+  let readingTotals: ReadingTotals | null = null;
 
   addRoute(
     api,
@@ -112,7 +114,9 @@ export function addMetaRoutes(api: Api): void {
     },
     async (ctx) => {
       await rollupsCurrent(db, null);
-      ctx.body = shapeStats(await readStats(db.readPool));
+      const { row, totals } = await readStats(db.readPool, readingTotals);
+      readingTotals = totals;
+      ctx.body = shapeStats(row);
     },
   );
 

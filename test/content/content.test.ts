@@ -9,6 +9,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { importContent, parseContentFile } from '../../src/content/importContent.js';
 import { parseChangelog } from '../../src/meta/changelog.js';
+import { recordOverride } from '../../src/readings/overrides.js';
+import { deleteReadings } from '../../src/readings/removal.js';
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { lines, runCli, runCommand } from '../helpers/cli.js';
@@ -331,6 +333,40 @@ describeEngines('content API', (env) => {
     });
     assert.deepEqual(body.content, { notes: 51, publications: 36, team: 5, research: 3, education: 3, instruments: 4 });
     assert.ok(Math.abs(Date.parse(body.generated_at) - Date.now()) < 60_000);
+  });
+});
+
+describeEngines('stats asked again', (env) => {
+  it('follow every write of the readings: ingest, backfill, an override, a deletion, a station emptied', async function () {
+    this.timeout(60_000);
+    const { db } = env();
+    // The oracle: count(*) over the readings themselves.
+    const counted = async () => db.pool.one(sql.type(z.object({ total: z.number(), ok: z.number() }))`
+      select count(*)::int as total, (count(*) filter (where quality_flag = 'ok'))::int as ok from readings`);
+    const same = async (what: string) => {
+      // Twice: the second answer is the one whose totals were kept.
+      for (let i = 0; i < 2; i++) {
+        const { body } = await env().getJson('/api/v1/stats/');
+        const oracle = await counted();
+        assert.deepEqual({ total: body.readings.total, ok: body.readings.ok }, oracle, `${what}, asked ${i === 0 ? 'first' : 'again'}`);
+      }
+    };
+    await same('no readings');
+    await addStation(db, 'stats-again-a');
+    await addStation(db, 'stats-again-b');
+    await storeReadings(db, 'stats-again-a', makeReadings(300, new Date(Date.now() - 3_600_000).toISOString(), 1, 5));
+    await same('live readings');
+    await storeReadings(db, 'stats-again-a', makeReadings(200, '2025-06-01T00:00:00Z', 1, 6));
+    await same('a backfill');
+    await storeReadings(db, 'stats-again-b', makeReadings(50, '2026-01-01T00:00:00Z', 1, 7));
+    await same('another station');
+    await recordOverride(db, { stationId: 'stats-again-a', from: '2025-06-01T00:00:00Z', to: '2025-06-01T01:00:00Z', flag: 'invalid', reason: 'test' });
+    await same('an override');
+    await deleteReadings(db, { stationId: 'stats-again-a', from: '2025-06-01T00:00:00Z', to: '2025-06-01T02:00:00Z' });
+    await same('a deletion');
+    // A station emptied: its row of marks goes, and the totals must not be those of an earlier state.
+    await deleteReadings(db, { stationId: 'stats-again-b', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' });
+    await same('a station emptied');
   });
 });
 
