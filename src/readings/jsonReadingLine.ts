@@ -97,6 +97,10 @@ function keyId(json: JsonBytes, start: number, end: number): number {
   return channelKey;
 }
 
+// The keys of the last reading read, by place (quotes included), and what each is to the line.
+const lastKeys: Buffer[] = [];
+const lastIds: number[] = [];
+
 const checkedBounds: (readonly [number, number] | undefined)[] = numericFields.map(
   (field) => (plausibilityBounds as Record<string, readonly [number, number]>)[field],
 );
@@ -113,24 +117,37 @@ function readMembers(json: JsonBytes, i: number): boolean {
     readingEnd = i + 1;
     return true;
   }
-  for (;;) {
+  for (let member = 0; ; member++) {
     const keyStart = i + 1;
-    i = json.key(i);
-    if (i < 0) return false;
+    let id: number;
+    // Stations send the same keys in the same order: the key at this place in the last reading, compared
+    // byte for byte (quotes included), is this one with no scan and no lookup. It passed json.key then.
+    const known = lastKeys[member];
+    if (known !== undefined && json.equals(i, i + known.length, known)) {
+      i += known.length;
+      id = lastIds[member]!;
+    } else {
+      i = json.key(i);
+      if (i < 0) return false;
+      id = keyId(json, keyStart, i - 1);
+      if (member < maxChannels) {
+        lastKeys[member] = b.slice(keyStart - 1, i);
+        lastIds[member] = id;
+      }
+    }
     const keyEnd = i - 1;
     i = json.space(i);
     if (b[i] !== colon) return false;
     const at = json.space(i + 1);
-    const id = keyId(json, keyStart, keyEnd);
     if (id < numericFields.length && id >= 0) {
       if (numberStarts[id] !== -2) return false;
       if (b[at] === nullByte) {
         i = json.literal(at);
         numberStarts[id] = -1;
       } else {
-        i = json.number(at);
-        if (i < 0 || !columnNumber(b, at, i)) return false;
-        if (checkedBounds[id]) numberValues[id] = numberValue(b, at, i);
+        i = columnNumberAt(b, at);
+        if (i < 0) return false;
+        if (checkedBounds[id]) numberValues[id] = lastValue;
         numberStarts[id] = at;
         numberEnds[id] = i;
       }
@@ -310,20 +327,52 @@ function shortestForm(b: Buffer, s: number, e: number): boolean {
   return significantDigits <= 15 && !(integerDigits === 1 && b[b[s] === minus ? s + 1 : s] === 0x30 && leadingFractionZeros >= 6);
 }
 
-const powersOfTen = Array.from({ length: 23 }, (_, k) => 10 ** k);
-
 /**
- * The value of the number columnNumber has just looked at, for the plausibility bounds: exact by one
- * division when its digits fit a double (at most 15, and 10^fraction exact), else through Number like
- * JSON.parse.
+ * A field's number read in one pass: JSON's number grammar, the checks of columnNumber, and its value for
+ * the plausibility bounds (left in lastValue): exact by one division when its digits fit a double (at most
+ * 15, and 10^fraction exact), else through Number like JSON.parse. Its end, or -1 when it is not JSON or not a number the COPY
+ * line can take as posted (an exponent, ten or more integer digits, a negative zero, more than 32 bytes).
  */
-function numberValue(b: Buffer, s: number, e: number): number {
-  if (significantDigits > 15 || fractionDigits > 22) return Number(b.toString('latin1', s, e));
+function columnNumberAt(b: Buffer, s: number): number {
+  let i = s;
+  const negative = b[i] === minus;
+  if (negative) i++;
   let mantissa = 0;
-  for (let i = b[s] === minus ? s + 1 : s; i < e; i++) if (b[i] !== 0x2e) mantissa = mantissa * 10 + b[i]! - 0x30;
-  const value = mantissa / powersOfTen[fractionDigits]!;
-  return b[s] === minus ? -value : value;
+  let integers = 0;
+  let fractions = 0;
+  let significant = 0;
+  let c = b[i];
+  if (c === 0x30) {
+    i++;
+  } else if (c !== undefined && c >= 0x31 && c <= 0x39) {
+    for (; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++i]) {
+      mantissa = mantissa * 10 + c - 0x30;
+      integers++;
+    }
+    significant = integers;
+  } else {
+    return -1;
+  }
+  if (integers > 9) return -1;
+  if (b[i] === 0x2e) {
+    c = b[++i];
+    if (c === undefined || c < 0x30 || c > 0x39) return -1;
+    for (; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++i]) {
+      mantissa = mantissa * 10 + c - 0x30;
+      fractions++;
+      if (significant > 0 || c !== 0x30) significant++;
+    }
+  }
+  c = b[i];
+  // An exponent, or a digit after a leading zero: not a number for the line as posted.
+  if (c === 0x65 || c === 0x45 || (c !== undefined && c >= 0x30 && c <= 0x39) || i - s > 32) return -1;
+  if (negative && significant === 0) return -1;
+  lastValue = significant > 15 || fractions > 22 ? Number(b.toString('latin1', s, i)) : (negative ? -mantissa : mantissa) / powersOfTen[fractions]!;
+  return i;
 }
+let lastValue = 0;
+
+const powersOfTen = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
 /** Epoch milliseconds of `YYYY-MM-DDTHH:MM:SS[.mmm]Z` naming a real time in 1900-9999; null for any other text. */
 function canonicalUtcMs(b: Buffer, s: number, e: number): number | null {
