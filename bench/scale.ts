@@ -6,6 +6,8 @@
 // health, each also as a ratio to its own figure at one station-year, measured in the same run. Compare
 // names min(10, N) stations and health lists them all, so both are also given per station.
 // Targets: reads within 1.5x of one station-year at 16, ingest within 0.8x. Plus storage per station-year.
+// The discovery document, which touches no database, is timed beside them: its own ratio is the machine's
+// drift between the sizes, which a shared machine has.
 import pg from 'pg';
 import { createSlonikPool } from '../src/db/pool.js';
 import { issueKey } from '../src/stations/keys.js';
@@ -90,6 +92,8 @@ await eachEngine('scale', async (engine, databaseUrl) => {
         const api = `${serve.url}/api/v1`;
         started = performance.now();
         const latencies: Record<string, number> = {
+          // No database: how much the machine itself drifted between sizes, to read the others against.
+          discovery: await medianMs(runs, getJson(`${api}/`)),
           latest: await medianMs(runs, getJson(`${api}/data/latest/?station=year-1`)),
           historical_24h: await medianMs(runs, getJson(`${api}/data/historical/?station=year-1&hours=24`)),
           aggregate_hour: await medianMs(runs, getJson(`${api}/data/aggregate/?station=year-1&period=hour`)),
