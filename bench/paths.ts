@@ -32,6 +32,8 @@ const formats = (process.env.BENCH_PATHS_FORMATS ?? 'json,ndjson,csv').split(','
 const readRuns = Number(process.env.BENCH_PATHS_RUNS ?? 30);
 const loadSeconds = Number(process.env.BENCH_PATHS_SECONDS ?? 4);
 const rounds = Number(process.env.BENCH_PATHS_ROUNDS ?? 3);
+const segmentRows = 80_000;
+const ingestSegments = Number(process.env.BENCH_PATHS_SEGMENTS ?? 7);
 const sections = new Set((process.env.BENCH_PATHS_ONLY ?? 'ingest,aggregate,download,latest').split(','));
 const batchSize = 10_000;
 const start = Date.parse('2025-01-01T00:00:00Z');
@@ -55,7 +57,7 @@ async function post(url: string, key: string, format: BodyFormat, text: string, 
   if (response.status !== 201 || result.accepted !== expected) throw new Error(`ingest failed: ${response.status} ${JSON.stringify(result)}`);
 }
 
-/** Rows per second of `clients` stations each posting its share of `rows` readings, one batch after another. */
+/** Rows per second of `clients` stations each posting its share of `rows` readings from `from`, one batch after another. */
 async function ingestRate(url: string, stations: { id: string; key: string }[], format: BodyFormat, rows: number, from: number): Promise<number> {
   const perClient = Math.floor(rows / stations.length / batchSize) * batchSize;
   const bodies = stations.map((s, c) => chunk(benchRows(perClient, from + c * perClient * 60_000), batchSize).map((b) => body(format, s.id, b)));
@@ -118,8 +120,7 @@ await eachEngine('paths', async (engine, databaseUrl) => {
   };
   const pool = await createSlonikPool(databaseUrl, { poolSize: 2, statementTimeoutMs: 600_000 });
   const stations: { id: string; key: string }[] = [];
-  const ingestRounds = sections.has('ingest') ? rounds : 0;
-  for (let s = 0; s < 1 + 5 * formats.length * ingestRounds; s++) {
+  for (let s = 0; s < 1 + 5 * (sections.has('ingest') ? formats.length : 0); s++) {
     const id = `paths-${s}`;
     await upsertStation(pool, { station_id: id, name: id, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
     stations.push({ id, key: (await issueKey(pool, id)).key });
@@ -133,28 +134,34 @@ await eachEngine('paths', async (engine, databaseUrl) => {
     const station = stations[0]!.id;
     const history = await ingestRate(serve.url, stations.slice(0, 1), 'json', historyRows, start);
     console.log(`${engine.padEnd(9)} history: ${fmt(history)} rows/s posted`);
-    // Ingest: in each round raw COPY of a year, then the same rows posted by one client and by four, each
-    // run to stations of its own so that every reading is new.
+    // Ingest: a station-year and more, in segments of 80,000 readings; for each segment raw COPY of its rows,
+    // then the same rows posted by one client, then by four (two batches each), to stations of their own
+    // so that every reading is new. Segments are short (a second or two each), so that the limit and the
+    // paths it limits see the machine alike; the figure is the ratio of the rates over all segments.
     let next = 1;
     const take = (n: number) => stations.slice(next, (next += n));
-    for (const format of ingestRounds > 0 ? formats : []) {
-      const one: number[] = [];
-      const four: number[] = [];
-      const rates = { copy: [] as number[], one: [] as number[], four: [] as number[] };
-      for (let round = 0; round < ingestRounds; round++) {
-        const copyRate = await copyReadings(databaseUrl, `paths-copy-${round}`, benchRows(historyRows, start));
-        const oneRate = await ingestRate(serve.url, take(1), format, historyRows, start);
-        const fourRate = await ingestRate(serve.url, take(4), format, historyRows, start);
-        rates.copy.push(copyRate);
-        rates.one.push(oneRate);
-        rates.four.push(fourRate);
-        one.push(oneRate / copyRate);
-        four.push(fourRate / copyRate);
+    for (const format of sections.has('ingest') ? formats : []) {
+      const [copyStation, one, four] = [`paths-copy-${format}`, take(1), take(4)];
+      const seconds = { copy: 0, one: 0, four: 0 };
+      const ratios = { one: [] as number[], four: [] as number[] };
+      for (let segment = 0; segment < ingestSegments; segment++) {
+        const from = start + segment * segmentRows * 60_000;
+        const copy = segmentRows / (await copyReadings(databaseUrl, copyStation, benchRows(segmentRows, from)));
+        const oneSeconds = segmentRows / (await ingestRate(serve.url, one, format, segmentRows, from));
+        const fourSeconds = segmentRows / (await ingestRate(serve.url, four, format, segmentRows, from));
+        seconds.copy += copy;
+        seconds.one += oneSeconds;
+        seconds.four += fourSeconds;
+        ratios.one.push(copy / oneSeconds);
+        ratios.four.push(copy / fourSeconds);
       }
-      for (const [clients, ratios, rowsPerS] of [[1, one, rates.one], [4, four, rates.four]] as const) {
-        const figure = spread(ratios);
-        report({ path: `ingest_${format}_${clients}_client${clients > 1 ? 's' : ''}`, rows_per_s: rowsPerS.map(Math.round), limit_rows_per_s: rates.copy.map(Math.round), ratio: figure.median, ratio_min: figure.min, ratio_max: figure.max },
-          `ingest ${format.padEnd(6)} ${clients} client${clients > 1 ? 's' : ' '}  ${rowsPerS.map((r) => fmt(r)).join(' / ')} rows/s   raw COPY ${rates.copy.map((r) => fmt(r)).join(' / ')} rows/s   ratio ${figure.text}`);
+      const rows = segmentRows * ingestSegments;
+      for (const [clients, kind] of [[1, 'one'], [4, 'four']] as const) {
+        const rate = rows / seconds[kind];
+        const limit = rows / seconds.copy;
+        const range = spread(ratios[kind]);
+        report({ path: `ingest_${format}_${clients}_client${clients > 1 ? 's' : ''}`, rows_per_s: Math.round(rate), limit_rows_per_s: Math.round(limit), ratio: ratio(rate / limit), segment_ratio_min: range.min, segment_ratio_max: range.max },
+          `ingest ${format.padEnd(6)} ${clients} client${clients > 1 ? 's' : ' '}  ${fmt(rate).padStart(8)} rows/s   raw COPY ${fmt(limit).padStart(8)} rows/s   ratio ${(rate / limit).toFixed(2)} (segments ${range.min.toFixed(2)}-${range.max.toFixed(2)})`);
       }
     }
     await client.query('analyze');
