@@ -110,12 +110,14 @@ export function addIngestRoutes(api: Api): void {
 /**
  * takeMore of an arriving batch: the readings whose bytes are here, a slice at a time. Anything the
  * checks of a whole batch would refuse (too many readings, another station) is left to them: the body
- * is then not one to store as it arrives. A body that does not arrive within a second of the first
- * reading taken is not either: its connection is given back while the rest comes.
+ * is then not one to store as it arrives. A body that has not all arrived within a second of its
+ * transaction's start is not either: its connection is given back while the rest comes.
  */
 function takeArriving(body: ArrivingBody, readings: ArrivingReadings, intake: BatchIntake, keyStation: string, maxReadings: number) {
-  const deadline = Date.now() + arrivalBudgetMs;
+  let deadline = 0;
   return async (): Promise<boolean> => {
+    // First asked for once the transaction is open.
+    if (deadline === 0) deadline = Date.now() + arrivalBudgetMs;
     for (;;) {
       const before = intake.count;
       let progress: Progress;
@@ -138,5 +140,3 @@ function takeArriving(body: ArrivingBody, readings: ArrivingReadings, intake: Ba
     }
   };
 }
-
-
