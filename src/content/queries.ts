@@ -247,20 +247,14 @@ export type ReadingTotals = { mark: string; total: number; ok: number };
  * readings) grows with the number of stations reporting.
  */
 export async function readStats(pool: PgPool, known: ReadingTotals | null): Promise<{ row: StatsRow; totals: ReadingTotals }> {
-  // A prepared statement on the read pool: planning the nested real-time rollup views (on timescale) costs
-  // more than running them, and a prepared statement is planned once per connection. The totals' subquery
-  // sits in a CASE branch, which PostgreSQL runs only when it is taken.
+  // Prepared statements without parameters on the read pool: planning the nested real-time rollup views
+  // (on timescale) costs more than running them, a prepared statement is planned once per connection, and
+  // one with a parameter would be planned afresh for its first executions.
   const result = await pool.read<Record<string, unknown>>({ name: 'envmon_stats', text: `
-    with readings_mark as (select coalesce(max(version), 0)::text || '/' || count(*) as mark from station_latest)
     select
       (select count(*) from stations) as stations_total,
       (select count(*) from stations where status = 'active') as stations_active,
-      readings_mark.mark,
-      case when readings_mark.mark is distinct from $1 then (
-        -- One pass over the monthly rollup for both totals: on timescale each pass computes the view's
-        -- unmaterialised tail through every level below it.
-        select array[coalesce(sum(n), 0)::float8, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8] from readings_monthly
-      ) end as totals,
+      (select coalesce(max(version), 0)::text || '/' || count(*) from station_latest) as mark,
       least(
         (select min(first_ts) from station_latest),
         (select min(first.ts) from station_latest l cross join lateral (
@@ -273,10 +267,21 @@ export async function readStats(pool: PgPool, known: ReadingTotals | null): Prom
       (select count(*) from research_programmes) as research,
       (select count(*) from education_programmes) as education,
       (select count(*) from instruments) as instruments
-    from readings_mark
-  `, values: [known?.mark ?? null] });
-  const { mark, totals: summed, ...row } = result.rows[0]!;
-  const totals = summed ? { mark: mark as string, total: (summed as number[])[0]!, ok: (summed as number[])[1]! } : known!;
+  ` });
+  const { mark, ...row } = result.rows[0]!;
+  let totals: ReadingTotals;
+  if (known && known.mark === mark) {
+    totals = known;
+  } else {
+    // One pass over the monthly rollup for both totals: on timescale each pass computes the view's
+    // unmaterialised tail through every level below it. Read after the mark, so that a write landing in
+    // between is counted under the old mark, and summed again at the next request.
+    const summed = (await pool.read<{ total: number; ok: number }>({ name: 'envmon_reading_totals', text: `
+      select coalesce(sum(n), 0)::float8 as total, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8 as ok
+      from readings_monthly
+    ` })).rows[0]!;
+    totals = { mark: mark as string, total: summed.total, ok: summed.ok };
+  }
   const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
   return {
     row: statsRow.parse({
