@@ -115,31 +115,30 @@ export class NotArriving extends Error {
 export async function storeArriving(db: Db, batch: ArrivingBatch): Promise<StoreResult | KnownShape | 'unusual' | 'slow' | 'conflict'> {
   const timescale = db.engine === 'timescale';
   const client = await db.ingestPool.connect();
-  let stored: StoreResult;
+  let outcome: StoreResult | KnownShape | 'unusual' | 'slow' | 'conflict' | BodyFailure;
   try {
     const overrides = await openBatch(client, batch.stationId, false);
     try {
       await copyInto(client, `copy readings (${readingColumns}) from stdin`, slices(batch.lines, batch.takeMore, overrides));
+      outcome = await commitBatch(client, sourceOfLines(batch.stationId, batch.lines), false, timescale);
     } catch (error) {
       const code = sqlState(error);
-      const why = error instanceof NotArriving ? error.why : error instanceof OutOfOrder ? 'unordered'
-        : code === uniqueViolation ? 'repeats' : code && conflictStates.has(code) ? 'conflict' : null;
-      const fromBody = error instanceof BodyFailure;
-      if (why === null && !fromBody) throw error;
-      // The COPY was abandoned (CopyFail) or failed: the connection is sound, the transaction aborted.
+      const why = error instanceof NotArriving ? error.why : error instanceof BodyFailure ? error : error instanceof OutOfOrder
+        ? 'unordered' : code === uniqueViolation ? 'repeats' : code && conflictStates.has(code) ? 'conflict' : null;
+      if (why === null) throw error;
+      // The COPY was abandoned (CopyFail) or failed on a row: the connection is sound, the transaction aborted.
       await client.query('rollback');
       client.release();
-      if (fromBody) throw error.cause;
-      return why!;
+      outcome = why;
     }
-    stored = await commitBatch(client, sourceOfLines(batch.stationId, batch.lines), false, timescale);
   } catch (error) {
     // The connection may be mid-COPY or in a failed transaction: discard it rather than reuse it.
     client.release(error as Error);
     throw copyClientError(client, error);
   }
-  if (stored.backfilled) db.rollups.refreshSoon();
-  return stored;
+  if (outcome instanceof BodyFailure) throw outcome.cause;
+  if (typeof outcome === 'object' && outcome.backfilled) db.rollups.refreshSoon();
+  return outcome;
 }
 
 /** The body's own failure met while its readings were being taken, carried out of the COPY. */
