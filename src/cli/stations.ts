@@ -11,7 +11,7 @@ const number = (name: string, value: string | undefined) => {
   return parsed;
 };
 
-/** `envmon stations add ID --name N --location-name L --altitude M [--lat X --lon Y] [--status S]` */
+/** `envmon stations add ID --name N --location-name L --altitude M [--lat X --lon Y] [--status S] [--interval-seconds S]` */
 export async function stationsCommand(db: Db, args: string[], out: (line: string) => void): Promise<void> {
   const [sub, ...rest] = args;
   if (sub !== 'add') throw new UsageError(`unknown stations command '${sub ?? ''}'; use 'stations add'`);
@@ -24,6 +24,7 @@ export async function stationsCommand(db: Db, args: string[], out: (line: string
       lat: { type: 'string' },
       lon: { type: 'string' },
       status: { type: 'string' },
+      'interval-seconds': { type: 'string' },
     },
     ['ID'],
   );
@@ -39,11 +40,14 @@ export async function stationsCommand(db: Db, args: string[], out: (line: string
     latitude: number('lat', values.lat),
     longitude: number('lon', values.lon),
     status: values.status ?? 'active',
+    interval_seconds: number('interval-seconds', values['interval-seconds']) ?? undefined,
   });
   if (!parsed.success) {
-    const flags: Record<string, string> = { station_id: 'ID', latitude: '--lat', longitude: '--lon', status: '--status', name: '--name' };
+    const flags: Record<string, string> = {
+      station_id: 'ID', latitude: '--lat', longitude: '--lon', status: '--status', name: '--name', interval_seconds: '--interval-seconds',
+    };
     throw new UsageError(parsed.error.issues.map((i) => `${flags[String(i.path[0])] ?? String(i.path[0])} ${i.message}`).join('; '));
   }
   const station = await upsertStation(db.pool, parsed.data);
-  out(`station ${station.station_id} saved (${station.name}, ${station.status})`);
+  out(`station ${station.station_id} saved (${station.name}, ${station.status}, a reading every ${station.interval_seconds} s)`);
 }

@@ -35,7 +35,7 @@ export type StationWithLatestRow = z.infer<typeof stationWithLatestRow>;
  */
 export async function listStationsWithLatest(db: CommonQueryMethods): Promise<readonly StationWithLatestRow[]> {
   return db.any(sql.type(stationWithLatestRow)`
-    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status,
+    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status, s.interval_seconds,
            to_jsonb(latest) as latest
     from stations s
     left join station_latest last on last.station_id = s.station_id

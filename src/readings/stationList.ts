@@ -13,6 +13,7 @@ import { readingSchema, shapeReading } from './shape.js';
 export const stationSchema = stationRow
   .extend({
     status: z.enum(stationStatuses),
+    interval_seconds: z.number().int().openapi({ description: 'Seconds between two readings of the station: what the aggregates\' coverage expects' }),
     last_seen: z.string().datetime().nullable(),
     latest_reading: readingSchema.nullable(),
     latest: readingSchema.nullable().openapi({ description: 'The same object as latest_reading, kept for older clients.' }),
@@ -36,6 +37,7 @@ export function shapeStation(row: StationWithLatestRow): Station {
     latitude: row.latitude,
     longitude: row.longitude,
     status: row.status as Station['status'],
+    interval_seconds: row.interval_seconds,
     last_seen: latest?.timestamp ?? null,
     latest_reading: latest,
     latest,

@@ -10,25 +10,31 @@ export const stationRow = z.object({
   latitude: z.number().nullable(),
   longitude: z.number().nullable(),
   status: z.string(),
+  interval_seconds: z.number().int(),
 });
 export type StationRow = z.infer<typeof stationRow>;
 
-/** Creates the station or updates every field of an existing one. */
+/**
+ * Creates the station or updates every field of an existing one; an interval not given is 60 s for a new
+ * station and left as it was for an existing one.
+ */
 export async function upsertStation(db: CommonQueryMethods, station: StationInput): Promise<StationRow> {
+  const interval = station.interval_seconds ?? null;
   return db.one(sql.type(stationRow)`
-    insert into stations (station_id, name, location_name, altitude_m, latitude, longitude, status)
+    insert into stations (station_id, name, location_name, altitude_m, latitude, longitude, status, interval_seconds)
     values (${station.station_id}, ${station.name}, ${station.location_name}, ${station.altitude_m},
-            ${station.latitude}, ${station.longitude}, ${station.status})
+            ${station.latitude}, ${station.longitude}, ${station.status}, coalesce(${interval}::int, 60))
     on conflict (station_id) do update set
       name = excluded.name, location_name = excluded.location_name, altitude_m = excluded.altitude_m,
-      latitude = excluded.latitude, longitude = excluded.longitude, status = excluded.status, updated_at = now()
-    returning station_id, name, location_name, altitude_m, latitude, longitude, status
+      latitude = excluded.latitude, longitude = excluded.longitude, status = excluded.status,
+      interval_seconds = coalesce(${interval}::int, stations.interval_seconds), updated_at = now()
+    returning station_id, name, location_name, altitude_m, latitude, longitude, status, interval_seconds
   `);
 }
 
 export async function findStation(db: CommonQueryMethods, stationId: string): Promise<StationRow | null> {
   return db.maybeOne(sql.type(stationRow)`
-    select station_id, name, location_name, altitude_m, latitude, longitude, status from stations where station_id = ${stationId}
+    select station_id, name, location_name, altitude_m, latitude, longitude, status, interval_seconds from stations where station_id = ${stationId}
   `);
 }
 

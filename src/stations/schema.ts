@@ -13,5 +13,7 @@ export const stationInputSchema = z.object({
   latitude: z.number().min(-90).max(90).nullable(),
   longitude: z.number().min(-180).max(180).nullable(),
   status: z.enum(stationStatuses),
+  /** Seconds between two readings of the station, for the aggregates' coverage. */
+  interval_seconds: z.number().int().min(1).max(86_400).optional(),
 });
 export type StationInput = z.infer<typeof stationInputSchema>;

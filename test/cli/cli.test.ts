@@ -59,7 +59,7 @@ describeEngines('envmon command', (env) => {
       settings(),
     );
     assert.equal(add.code, 0, add.stderr);
-    assert.deepEqual(lines(add.stdout), ['station cli-01 saved (CLI Station, active)']);
+    assert.deepEqual(lines(add.stdout), ['station cli-01 saved (CLI Station, active, a reading every 60 s)']);
 
     const first = await runCli(['keys', 'issue', 'cli-01', '--label', 'roof logger'], settings());
     const second = await runCli(['keys', 'issue', 'cli-01'], settings());

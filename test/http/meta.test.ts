@@ -82,7 +82,7 @@ describeEngines('discovery, health and stations', (env) => {
     assert.equal(station.last_seen, last.ts);
     assert.deepEqual(
       { ...station, latest: undefined, latest_reading: undefined, last_seen: undefined },
-      { station_id: 's-one', name: 'Station s-one', location_name: 'Test site', altitude_m: 100, latitude: 45, longitude: 6, status: 'active', latest: undefined, latest_reading: undefined, last_seen: undefined },
+      { station_id: 's-one', name: 'Station s-one', location_name: 'Test site', altitude_m: 100, latitude: 45, longitude: 6, status: 'active', interval_seconds: 60, latest: undefined, latest_reading: undefined, last_seen: undefined },
     );
   });
 
