@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { EngineError, readRecordedEngine, resolveEngine } from '../../src/db/engine.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
+import { createDb } from '../../src/db/pool.js';
 import { describeEngines } from '../helpers/app.js';
+import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
+import { testServer } from '../helpers/server.js';
 
 const catalogSnapshot = sql.type(z.object({ item: z.string() }))`
   select format('%s.%s %s', table_name, column_name, data_type) as item
@@ -53,12 +58,62 @@ describeEngines('migrations', (env) => {
       select table_name || '.' || column_name as c from information_schema.columns
       where table_schema = 'public' and table_name like 'readings_%ly' order by 1
     `);
-    const metrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10', 'co2_ppm'];
+    const metrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'];
     const expected = ['readings_daily', 'readings_hourly', 'readings_monthly', 'readings_weekly'].flatMap((t) =>
-      ['station_id', 'bucket', 'quality_flag', 'n', ...metrics.flatMap((m) => ['count', 'sum', 'min', 'max'].map((s) => `${m}_${s}`))].map(
+      ['station_id', 'bucket', 'quality_flag', 'n', ...metrics.flatMap((m) => ['count', 'sum', 'min', 'max', 'm2'].map((s) => `${m}_${s}`))].map(
         (c) => `${t}.${c}`,
       ),
     );
     assert.deepEqual([...columns].sort(), expected.sort());
+  });
+});
+
+describeEngines('migrating a database that holds readings', (env) => {
+  it('rebuilds the rollups with spread and every metric, exact against the readings', async function () {
+    this.timeout(120_000);
+    const { engine } = env();
+    // A database of its own, migrated as it stood before the rollups held spread, then given readings.
+    const url = await testServer().createEmptyDatabase();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query(`create table envmon_migrations (name text primary key, applied_at timestamptz not null default now());
+          create table envmon_settings (key text primary key, value text not null);`);
+        await client.query(`insert into envmon_settings (key, value) values ('engine', $1)`, [engine]);
+        for (const migration of (await listMigrations(engine)).filter((m) => path.basename(m.name) < '0016')) {
+          await client.query('insert into envmon_migrations (name) values ($1)', [migration.name]);
+          await client.query(await readFile(migration.file, 'utf8'));
+        }
+        await client.query(`insert into stations (station_id, name, location_name, altitude_m) values ('up-01', 'Upgrade', 'Test', 1)`);
+        await client.query(`
+          insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag)
+          select 'up-01', '2025-12-20'::timestamptz + i * interval '7 minutes', 10 + (i % 40) * 0.37, 50 + (i % 11), 990 + (i % 29) * 0.1,
+            case when i % 5 = 0 then null else 3.1 end, (i % 1100) * 1.3, 12.4, 400 + i % 30, 0.3, (i % 12) * 0.5,
+            case when i % 13 = 0 then 'suspect' else 'ok' end
+          from generate_series(0, 12000) as i`);
+        if (engine === 'timescale') {
+          for (const rollup of ['readings_hourly', 'readings_daily', 'readings_weekly', 'readings_monthly']) {
+            await client.query(`call refresh_continuous_aggregate('${rollup}', null, null)`);
+          }
+        }
+      } finally {
+        client.release();
+      }
+      const applied = await migrate(pool, engine);
+      assert.ok(applied.some((name) => name.endsWith('_rollups_spread.sql')), applied.join(', '));
+      const db = await createDb(url, engine, { poolSize: 2, statementTimeoutMs: 60_000 });
+      try {
+        await db.rollups.refresh();
+        for (const period of periods) {
+          for (const flags of flagFilters) assert.ok((await assertRollupExact(db, 'up-01', period, flags)) > 0 || flags.includes('invalid'));
+        }
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await pool.end();
+      await testServer().dropDatabase(url);
+    }
   });
 });

@@ -13,6 +13,8 @@ export type TestServer = {
   engines: Engine[];
   leftOut: string[];
   createDatabase: (engine: Engine) => Promise<string>;
+  /** A database with nothing in it, not even the migrations. */
+  createEmptyDatabase: () => Promise<string>;
   dropDatabase: (url: string) => Promise<void>;
   close: () => Promise<void>;
 };
@@ -101,6 +103,12 @@ export async function startTestServer(env: Record<string, string | undefined>): 
     createDatabase: async (engine) => {
       const name = `envmon_test_${engine}_${run}_${++counter}`;
       await admin(adminUrl, (c) => c.query(`create database ${name} template ${templates.get(engine)}`));
+      created.add(name);
+      return withDatabase(adminUrl, name);
+    },
+    createEmptyDatabase: async () => {
+      const name = `envmon_test_empty_${run}_${++counter}`;
+      await admin(adminUrl, (c) => c.query(`create database ${name}`));
       created.add(name);
       return withDatabase(adminUrl, name);
     },
