@@ -1,5 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
+import { columnsKey } from './aggregateColumns.js';
 import { aggregateReadings, type AggregateArgs, type AggregateRow } from './queries.js';
 
 /**
@@ -8,10 +9,12 @@ import { aggregateReadings, type AggregateArgs, type AggregateRow } from './quer
  */
 export type AggregateResult = {
   rows: readonly AggregateRow[];
+  /** The station's reporting interval the answer is read against (coverage); 60 for a station without readings. */
+  intervalSeconds: number;
   answer: (output: string, type: string, make: () => string) => EncodedAnswer;
 };
 
-type Entry = { version: string; rows: readonly AggregateRow[]; answers: Map<string, EncodedAnswer> };
+type Entry = { version: string; rows: readonly AggregateRow[]; intervalSeconds: number; answers: Map<string, EncodedAnswer> };
 
 const entryBytes = (entry: Entry) => 64 + entry.rows.length * 96 + [...entry.answers.values()].reduce((sum, a) => sum + a.size, 0);
 
@@ -47,6 +50,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   };
   const result = (key: string, entry: Entry, kept: boolean): AggregateResult => ({
     rows: entry.rows,
+    intervalSeconds: entry.intervalSeconds,
     answer: (output, type, make) => {
       let answer = entry.answers.get(output);
       if (!answer) {
@@ -59,11 +63,13 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   });
 
   return async (args) => {
-    const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? ''].join('\u0000');
-    const state = (await db.readPool.read<{ version: string; backlog: boolean }>({
+    const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
+    // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
+    const state = (await db.readPool.read<{ version: string; backlog: boolean; interval_seconds: number }>({
       name: 'envmon_station_state',
-      text: `select version::text, exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog
-             from station_latest where station_id = $1`,
+      text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
+               exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog
+             from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
       values: [args.stationId],
     })).rows[0];
     const cached = entries.get(key)?.entry;
@@ -73,7 +79,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     }
     if (state?.backlog) await db.rollups.refresh();
     const rows = await aggregateReadings(db.readPool, args);
-    const entry: Entry = { version: state?.version ?? '', rows, answers: new Map() };
+    const entry: Entry = { version: state?.version ?? '', rows, intervalSeconds: state?.interval_seconds ?? 60, answers: new Map() };
     // A station with no readings has no version: nothing to keep.
     const kept = Boolean(state) && maxBytes > 0;
     if (kept) remember(key, entry);

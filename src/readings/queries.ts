@@ -4,6 +4,7 @@ import type { PgPool } from '../db/pool.js';
 import { z } from 'zod';
 import { stationRow } from '../stations/queries.js';
 import type { QualityFlag } from './quality.js';
+import { columnsKey, columnsOf, rollupMetrics, type AggregateColumn, type RollupMetric } from './aggregateColumns.js';
 import type { AggregatePeriod, CompareParam } from './schema.js';
 
 const readingRow = z.object({
@@ -77,28 +78,49 @@ const rollupOf: Record<AggregatePeriod, string> = {
   month: 'readings_monthly',
 };
 
-export type AggregateArgs = { stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag };
+export type AggregateArgs = {
+  stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag;
+  /** The metrics to give count, mean, min, max and sd of; the default columns when absent. */
+  metrics?: readonly RollupMetric[];
+};
 
-/** One period's statistics: period_start in epoch milliseconds, count, then the means, min and max in aggregateColumns' order. */
+/** One period's statistics: period_start in epoch milliseconds, count, then the columns' values in their order. */
 export type AggregateRow = [number, number, ...(number | null)[]];
 
 // $1 station, $2 first date, $3 last date (both inclusive whole UTC days, either null), $4 quality flag or null.
 const rangeStart = `coalesce(($2::date)::timestamp at time zone 'UTC', '-infinity')`;
 const rangeEnd = `coalesce(($3::date + 1)::timestamp at time zone 'UTC', 'infinity')`;
 const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4)`;
-const rollupColumns = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10', 'co2_ppm']
-  .map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max`).join(', ');
 /** `at + 1 unit` on the UTC calendar: a month or a day never stretches across a zone's clock change. */
 const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + interval '1 ${unit}') at time zone 'UTC'`;
 
 /**
- * The SQL of an aggregate, one text per period and range shape, so that each is a prepared statement.
- * Mean, min, max and count per period from the rollups (never a scan of raw readings), exact for the
- * quality filter. Hours and days align with dates; a week or month cut by the range is summed from its
- * days inside it, as a GROUP BY over the readings would give.
+ * A column's value over a bucket's rollup rows (one per flag kept, or a cut week's or month's days).
+ * Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
+ * which the division turned into a double anyway. The standard deviation merges each row's {count, sum,
+ * M2} as stddev_samp over the raw readings would (migration 0017).
  */
-function aggregateStatement(period: AggregatePeriod, cut: boolean): { name?: string; text: string } {
+function columnSql({ metric: m, stat }: AggregateColumn): string {
+  switch (stat) {
+    case 'count': return `sum(${m}_count::float8)`;
+    case 'mean': return `sum(${m}_sum) / nullif(sum(${m}_count::float8), 0)`;
+    case 'min': return `min(${m}_min)`;
+    case 'max': return `max(${m}_max)`;
+    case 'sd': return `envmon_sd_merge(array[${m}_count::float8, coalesce(${m}_sum, 0), ${m}_m2])`;
+  }
+}
+
+/**
+ * The SQL of an aggregate, one text per period, range shape and set of columns, so that each is a
+ * prepared statement. Statistics per period from the rollups (never a scan of raw readings), exact for
+ * the quality filter. Hours and days align with dates; a week or month cut by the range is summed from
+ * its days inside it, as a GROUP BY over the readings would give.
+ */
+function aggregateStatement(period: AggregatePeriod, cut: boolean, metrics: readonly RollupMetric[] | undefined): { name?: string; text: string } {
   const rollup = rollupOf[period];
+  const columns = columnsOf(metrics);
+  const used = rollupMetrics.filter((m) => columns.some((c) => c.metric === m));
+  const rollupColumns = used.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ');
   const source = !cut
     ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
     : `select bucket, n, ${rollupColumns} from ${rollup}
@@ -111,14 +133,9 @@ function aggregateStatement(period: AggregatePeriod, cut: boolean): { name?: str
     // Hours are planned for each request's station: a generic plan, made once for any station, reads the
     // timescale hourly rollup by its bucket index and filters every station's rows (70 ms against 24 ms
     // for one station among 16), and planning costs under a millisecond beside 8,760 buckets a year.
-    name: period === 'hour' ? undefined : `envmon_aggregate_${period}${cut ? '_cut' : ''}`,
-    // Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
-    // which the division turned into a double anyway (an hourly year: 23 ms against 16 in the database).
+    name: period === 'hour' ? undefined : `envmon_aggregate_${period}${cut ? '_cut' : ''}_${columnsKey(metrics)}`,
     text: `
-      select (extract(epoch from bucket) * 1000)::float8, sum(n::float8),
-        sum(temperature_c_sum) / nullif(sum(temperature_c_count::float8), 0), min(temperature_c_min), max(temperature_c_max),
-        sum(humidity_rh_sum) / nullif(sum(humidity_rh_count::float8), 0), sum(pressure_hpa_sum) / nullif(sum(pressure_hpa_count::float8), 0),
-        sum(pm2_5_sum) / nullif(sum(pm2_5_count::float8), 0)
+      select (extract(epoch from bucket) * 1000)::float8, sum(n::float8), ${columns.map(columnSql).join(', ')}
       from (${source}) rows
       group by bucket
       order by bucket`,
@@ -126,8 +143,8 @@ function aggregateStatement(period: AggregatePeriod, cut: boolean): { name?: str
 }
 
 /**
- * The aggregate rows, from a prepared statement on the read pool in binary: no timestamp or number is
- * printed by the database and parsed back, and no row is validated one by one (the SQL fixes its types).
+ * The aggregate rows, from a prepared statement on the read pool: no row is validated one by one (the
+ * SQL fixes its types).
  */
 export async function aggregateReadings(pool: PgPool, args: AggregateArgs): Promise<AggregateRow[]> {
   return (await pool.read<AggregateRow>(aggregateQuery(args))).rows;
@@ -141,7 +158,7 @@ export async function aggregateReadingsOn(client: pg.ClientBase, args: Aggregate
 function aggregateQuery(args: AggregateArgs): pg.QueryConfig {
   const cut = args.period !== 'hour' && args.period !== 'day' && Boolean(args.from || args.to);
   return {
-    ...aggregateStatement(args.period, cut),
+    ...aggregateStatement(args.period, cut, args.metrics),
     values: [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null],
     rowMode: 'array',
     types: doubles,

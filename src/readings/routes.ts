@@ -20,7 +20,8 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateColumns, aggregateCsv, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { columnsOf } from './aggregateColumns.js';
+import { aggregateCsv, aggregateFieldNames, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -96,8 +97,8 @@ export function addReadingRoutes(api: Api): void {
     api,
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
-      summary: 'Mean, min, max and count of the metrics per hour, day, week or month',
-      description: 'Exact: the numbers a GROUP BY over the raw readings gives, read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st. `output=csv` gives text/csv as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
+      summary: 'Count, mean, min, max, standard deviation and coverage of the metrics per hour, day, week or month',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has the fields api.md lists, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
       query: aggregateQuerySchema(config.defaultStation),
       checks: dateRangeErrors,
       responses: {
@@ -107,22 +108,25 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
-      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality };
+      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       const aggregate = await readAggregate(args);
       const results = await rowsOfStation(db.pool, stationId, aggregate.rows);
+      const columns = columnsOf(query.metrics);
+      const frame = { period: query.period, from: query.from_date, to: query.to_date, intervalSeconds: aggregate.intervalSeconds };
       if (query.output === 'csv') {
         const range = { from: query.from_date, to: query.to_date };
         const dataset = { kind: 'aggregate', period: query.period } as const;
         const cite = citation(config.baseUrl, [stationId], range, dataset);
         attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
         // Whole, not streamed: the rows are already in memory, and a known body can carry an ETag.
-        await aggregate.answer('csv', 'text/csv; charset=utf-8', () => aggregateCsv(results, preamble(cite, aggregateColumns))).send(ctx);
+        const header = ['period_start', 'count', ...aggregateFieldNames(columns)];
+        await aggregate.answer('csv', 'text/csv; charset=utf-8', () => aggregateCsv(results, frame, preamble(cite, header))).send(ctx);
         return;
       }
       await aggregate.answer('json', 'application/json; charset=utf-8', () =>
-        `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregateJson(results)}}`,
+        `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${results.length},"results":${aggregateJson(results, columns, frame)}}`,
       ).send(ctx);
     },
   );

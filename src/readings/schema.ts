@@ -1,6 +1,7 @@
 import type { ParamError } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { clampedInteger, dateSchema, stationIdSchema, stationListSchema } from '../http/params.js';
+import { rollupMetrics } from './aggregateColumns.js';
 import { qualityFlags } from './quality.js';
 
 export const qualitySchema = z.enum(qualityFlags).optional().openapi({ description: 'Keep only readings with this flag' });
@@ -38,10 +39,26 @@ export const historicalQuerySchema = (defaultStation: string | undefined) => z.o
 export const aggregatePeriods = ['hour', 'day', 'week', 'month'] as const;
 export type AggregatePeriod = (typeof aggregatePeriods)[number];
 
+const metricListPattern = `^ *(${rollupMetrics.join('|')}) *(, *(${rollupMetrics.join('|')}) *)*$`;
+
+/** Comma-separated metric names (spaces around the commas allowed); each named once, in the rollups' order. */
+const metricListSchema = z
+  .string()
+  .regex(new RegExp(metricListPattern), `must be comma-separated metric names from ${rollupMetrics.join(', ')}`)
+  .transform((value) => {
+    const named = value.split(',').map((name) => name.trim());
+    return rollupMetrics.filter((m) => named.includes(m));
+  })
+  .openapi({
+    type: 'string', pattern: metricListPattern, example: 'temperature_c,pm10',
+    description: `Metrics to summarise, comma-separated (${rollupMetrics.join(', ')}): each result then gives, per metric, \`<metric>_count\`, \`_mean\`, \`_min\`, \`_max\` and \`_sd\`, in place of the default fields`,
+  });
+
 export const aggregateQuerySchema = (defaultStation: string | undefined) => dateRange({
   station: stationWithDefault(defaultStation),
   period: z.enum(aggregatePeriods).default('day'),
   quality: qualitySchema,
+  metrics: metricListSchema.optional(),
   output: z.enum(['json', 'csv']).default('json'),
 });
 export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;

@@ -1,5 +1,7 @@
 import { z } from '../http/zod.js';
+import { defaultAggregateColumns, metricStats, rollupMetrics, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
 import type { AggregateRow } from './queries.js';
+import type { AggregatePeriod } from './schema.js';
 
 export const readingSchema = z
   .object({
@@ -43,38 +45,72 @@ export function shapeReading(row: Record<string, unknown>): Reading {
   };
 }
 
+const nullableNumber = z.number().nullable();
+const statDescriptions: Record<MetricStat, string> = {
+  count: 'values of the metric in the bucket (readings without it are not counted)',
+  mean: 'mean', min: 'minimum', max: 'maximum',
+  sd: 'sample standard deviation (null below two values)',
+};
+
 export const aggregateResultSchema = z
   .object({
     period_start: z.string().datetime(),
-    count: z.number().int(),
-    temperature_c_mean: z.number().nullable(),
-    temperature_c_min: z.number().nullable(),
-    temperature_c_max: z.number().nullable(),
-    humidity_rh_mean: z.number().nullable(),
-    pressure_hpa_mean: z.number().nullable(),
-    pm2_5_mean: z.number().nullable(),
+    count: z.number().int().openapi({ description: 'Readings in the bucket after the quality filter' }),
+    // Without `metrics`: api.md's fields, and the standard deviation of each metric they give a mean of.
+    // With it: each metric asked for with its five statistics.
+    ...Object.fromEntries(rollupMetrics.flatMap((m) => metricStats.map((stat) => [`${m}_${stat}`, nullableNumber.optional().openapi({
+      description: `${m}: ${statDescriptions[stat]}; given when \`metrics\` names ${m}${defaultAggregateColumns.some((c) => c.name === `${m}_${stat}`) ? ', and without `metrics`' : ''}`,
+    })]))),
+    expected: z.number().int().openapi({
+      description: 'Readings the station\'s reporting interval (interval_seconds) implies for the part of the bucket inside the requested range: its seconds there divided by the interval, rounded up',
+    }),
+    coverage_pct: nullableNumber.openapi({ description: 'count as a percentage of expected, one decimal; above 100 when the station sends more often than its interval' }),
   })
   .openapi('AggregateResult');
 
-export const aggregateColumns = Object.keys(aggregateResultSchema.shape) as (keyof z.infer<typeof aggregateResultSchema>)[];
+/** An aggregate's field names after period_start and count, in order: the columns, then expected and coverage_pct. */
+export const aggregateFieldNames = (columns: readonly AggregateColumn[]) => [...columns.map((c) => c.name), 'expected', 'coverage_pct'];
 
-/**
- * The aggregate rows as a JSON array of AggregateResult, from the driver's arrays. JSON.stringify of
- * objects of one shape is V8's fast path: for a station-year of hours (8,760 rows) it takes half the
- * time of writing the text piece by piece.
- */
-export function aggregateJson(rows: readonly AggregateRow[]): string {
-  return JSON.stringify(
-    rows.map((r) => ({
-      period_start: new Date(r[0]).toISOString(), count: r[1],
-      temperature_c_mean: r[2], temperature_c_min: r[3], temperature_c_max: r[4],
-      humidity_rh_mean: r[5], pressure_hpa_mean: r[6], pm2_5_mean: r[7],
-    })),
-  );
+/** How many readings a bucket of `period` starting at `start` (epoch ms) should hold inside [from, to), at one per `intervalSeconds`. */
+function expectedReadings(start: number, period: AggregatePeriod, range: { from: number; to: number }, intervalSeconds: number): number {
+  const at = new Date(start);
+  const end = period === 'hour' ? start + 3_600_000 : period === 'day' ? start + 86_400_000 : period === 'week' ? start + 7 * 86_400_000
+    : Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
+  const seconds = (Math.min(end, range.to) - Math.max(start, range.from)) / 1000;
+  return Math.ceil(seconds / intervalSeconds);
+}
+
+/** What an aggregate's rows are read against: the period, the requested range (UTC days, inclusive) and the station's interval. */
+export type AggregateFrame = { period: AggregatePeriod; from?: string; to?: string; intervalSeconds: number };
+
+/** Each row's values after period_start, as the answer gives them: the columns, then expected and coverage_pct. */
+function* recordsOf(rows: readonly AggregateRow[], frame: AggregateFrame): Generator<{ start: number; values: (number | null)[] }> {
+  const range = {
+    from: frame.from ? Date.parse(`${frame.from}T00:00:00Z`) : -Infinity,
+    to: frame.to ? Date.parse(`${frame.to}T00:00:00Z`) + 86_400_000 : Infinity,
+  };
+  for (const row of rows) {
+    const expected = expectedReadings(row[0], frame.period, range, frame.intervalSeconds);
+    const coverage = expected > 0 ? Math.round((row[1] / expected) * 1000) / 10 : null;
+    yield { start: row[0], values: [...row.slice(1), expected, coverage] };
+  }
+}
+
+/** The aggregate rows as a JSON array of AggregateResult, from the driver's arrays. */
+export function aggregateJson(rows: readonly AggregateRow[], columns: readonly AggregateColumn[], frame: AggregateFrame): string {
+  const keys = ['count', ...aggregateFieldNames(columns)].map((name) => `,"${name}":`);
+  const parts: string[] = [];
+  for (const { start, values } of recordsOf(rows, frame)) {
+    let text = `{"period_start":"${new Date(start).toISOString()}"`;
+    for (let k = 0; k < values.length; k++) text += keys[k]! + (values[k] ?? 'null');
+    parts.push(`${text}}`);
+  }
+  return `[${parts.join(',')}]`;
 }
 
 /** The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls are empty fields. */
-export function aggregateCsv(rows: readonly AggregateRow[], preamble: string): string {
-  const lines = rows.map((r) => `${new Date(r[0]).toISOString()},${r.slice(1).map((v) => v ?? '').join(',')}\n`);
+export function aggregateCsv(rows: readonly AggregateRow[], frame: AggregateFrame, preamble: string): string {
+  const lines: string[] = [];
+  for (const { start, values } of recordsOf(rows, frame)) lines.push(`${new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`);
   return preamble + lines.join('');
 }

@@ -1,65 +1,102 @@
 import assert from 'node:assert/strict';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { assertClose, periods, type Period } from './exactness.js';
+import { assertClose, assertSdClose, periods, type Period } from './exactness.js';
 
-const oracleRow = z.object({
-  period_start: z.string(),
-  count: z.number(),
-  temperature_c_mean: z.number().nullable(),
-  temperature_c_min: z.number().nullable(),
-  temperature_c_max: z.number().nullable(),
-  humidity_rh_mean: z.number().nullable(),
-  pressure_hpa_mean: z.number().nullable(),
-  pm2_5_mean: z.number().nullable(),
-});
-type OracleRow = z.infer<typeof oracleRow>;
+/** Every metric the rollups summarise, as the oracle names them: independent of the service's own list. */
+export const allMetrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'] as const;
 
 export type Range = { from?: string; to?: string };
 
-/** The oracle: a GROUP BY over the raw readings, UTC buckets and UTC days named explicitly. */
+const oracleRow = z.object({ period_start: z.string(), count: z.number(), expected: z.number() }).catchall(z.number().nullable());
+type OracleRow = z.infer<typeof oracleRow>;
+
+/**
+ * The oracle: a GROUP BY over the raw readings, UTC buckets and UTC days named explicitly; per metric its
+ * count, mean (avg), min, max and sample standard deviation (stddev_samp), and the readings the station's
+ * interval implies for the part of each bucket inside the range.
+ */
 export function rawAggregate(db: CommonQueryMethods, station: string, period: Period, quality?: string, range: Range = {}) {
+  const start = range.from ? sql.fragment`(${range.from}::date)::timestamp at time zone 'UTC'` : sql.fragment`'-infinity'::timestamptz`;
+  const end = range.to ? sql.fragment`(${range.to}::date + 1)::timestamp at time zone 'UTC'` : sql.fragment`'infinity'::timestamptz`;
+  const stats = sql.join(allMetrics.map((m) => {
+    const c = sql.identifier([m]);
+    return sql.fragment`count(${c})::int as ${sql.identifier([`${m}_count`])}, avg(${c}) as ${sql.identifier([`${m}_mean`])},
+      min(${c}) as ${sql.identifier([`${m}_min`])}, max(${c}) as ${sql.identifier([`${m}_max`])}, stddev_samp(${c}) as ${sql.identifier([`${m}_sd`])}`;
+  }), sql.fragment`, `);
   return db.any(sql.type(oracleRow)`
-    select date_trunc(${period}, ts, 'UTC') as period_start, count(*)::int as count,
-      avg(temperature_c) as temperature_c_mean, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max,
-      avg(humidity_rh) as humidity_rh_mean, avg(pressure_hpa) as pressure_hpa_mean, avg(pm2_5) as pm2_5_mean
-    from readings
-    where station_id = ${station}
-      ${quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``}
-      ${range.from ? sql.fragment`and ts >= (${range.from}::date)::timestamp at time zone 'UTC'` : sql.fragment``}
-      ${range.to ? sql.fragment`and ts < (${range.to}::date + 1)::timestamp at time zone 'UTC'` : sql.fragment``}
-    group by 1 order by 1
+    select to_char(b.bucket at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as period_start, b.count,
+      ceil(extract(epoch from least((b.bucket at time zone 'UTC' + ${`1 ${period}`}::interval) at time zone 'UTC', ${end})
+        - greatest(b.bucket, ${start})) / s.interval_seconds)::int as expected,
+      b.*
+    from (
+      select date_trunc(${period}, ts, 'UTC') as bucket, count(*)::int as count, ${stats}
+      from readings
+      where station_id = ${station}
+        ${quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``}
+        and ts >= ${start} and ts < ${end}
+      group by 1
+    ) b, stations s
+    where s.station_id = ${station}
+    order by b.bucket
   `);
 }
 
+/** One API result against its oracle row: counts exactly, every statistic named in `fields` closely, coverage. */
+export function assertResult(result: Record<string, unknown>, oracle: OracleRow, fields: string[], what: string): void {
+  assert.equal(result.period_start, oracle.period_start, what);
+  assert.equal(result.count, oracle.count, `${what} count`);
+  assert.equal(result.expected, oracle.expected, `${what} expected`);
+  assert.equal(result.coverage_pct, oracle.expected > 0 ? Math.round((oracle.count / oracle.expected) * 1000) / 10 : null, `${what} coverage_pct`);
+  for (const field of fields) {
+    assert.ok(field in result, `${what}: ${field} missing`);
+    const actual = result[field] as number | null;
+    const expected = oracle[field] as number | null;
+    if (field.endsWith('_sd')) assertSdClose(actual, expected, oracle[field.replace(/_sd$/, '_mean')] as number | null, `${what} ${field}`);
+    else if (field.endsWith('_count')) assert.equal(actual, expected, `${what} ${field}`);
+    else assertClose(actual, expected, `${what} ${field}`);
+  }
+}
+
+/** The fields of a result without `metrics`: api.md's, then the standard deviations of the metrics it gives means of. */
+export const defaultFields = [
+  'temperature_c_mean', 'temperature_c_min', 'temperature_c_max', 'humidity_rh_mean', 'pressure_hpa_mean', 'pm2_5_mean',
+  'temperature_c_sd', 'humidity_rh_sd', 'pressure_hpa_sd', 'pm2_5_sd',
+];
+
+/** The fields of a result with `metrics`: each metric's five statistics. */
+export const metricFields = (metrics: readonly string[]) => metrics.flatMap((m) => ['count', 'mean', 'min', 'max', 'sd'].map((s) => `${m}_${s}`));
+
 /**
  * Asserts that `/data/aggregate/` of `origin` equals the raw GROUP BY for every period and quality filter
- * (and the given date range). Returns how many buckets were compared.
+ * (and the given date range): without `metrics`, its default fields (and nothing else), and with `metrics`
+ * naming every metric, each one's count, mean, min, max and sd. Returns how many buckets were compared.
  */
 export async function assertAggregateApiExact(origin: string, db: CommonQueryMethods, station: string, range: Range = {}): Promise<number> {
   let compared = 0;
   for (const period of periods) {
     for (const quality of [undefined, 'ok', 'suspect', 'invalid']) {
-      const params = new URLSearchParams({
-        station, period, ...(quality ? { quality } : {}), ...(range.from ? { from_date: range.from } : {}), ...(range.to ? { to_date: range.to } : {}),
-      });
-      const response = await fetch(`${origin}/api/v1/data/aggregate/?${params}`);
-      assert.equal(response.status, 200, `aggregate ${params}`);
-      const body = (await response.json()) as { results: (OracleRow & Record<string, unknown>)[] };
       const expected = await rawAggregate(db, station, period, quality, range);
-      const what = `${period} ${quality ?? 'all'} ${range.from ?? ''}..${range.to ?? ''}`;
-      assert.deepEqual(
-        body.results.map((r) => [r.period_start, r.count]),
-        expected.map((r) => [r.period_start, r.count]),
-        `${what}: buckets and counts`,
-      );
-      expected.forEach((e, i) => {
-        for (const key of ['temperature_c_mean', 'temperature_c_min', 'temperature_c_max', 'humidity_rh_mean', 'pm2_5_mean'] as const) {
-          assertClose(body.results[i]![key] as number | null, e[key], `${what} ${e.period_start} ${key}`);
-        }
-      });
-      compared += expected.length;
+      for (const metrics of [undefined, allMetrics.join(',')]) {
+        const params = new URLSearchParams({
+          station, period, ...(quality ? { quality } : {}), ...(metrics ? { metrics } : {}),
+          ...(range.from ? { from_date: range.from } : {}), ...(range.to ? { to_date: range.to } : {}),
+        });
+        const response = await fetch(`${origin}/api/v1/data/aggregate/?${params}`);
+        assert.equal(response.status, 200, `aggregate ${params}`);
+        const body = (await response.json()) as { results: Record<string, unknown>[] };
+        const what = `${period} ${quality ?? 'all'} ${metrics ? 'every metric' : 'default'} ${range.from ?? ''}..${range.to ?? ''}`;
+        assert.deepEqual(body.results.map((r) => r.period_start), expected.map((r) => r.period_start), `${what}: buckets`);
+        const fields = metrics ? metricFields(allMetrics) : defaultFields;
+        expected.forEach((e, i) => {
+          assert.deepEqual(Object.keys(body.results[i]!).sort(), ['period_start', 'count', 'expected', 'coverage_pct', ...fields].sort(), `${what}: fields`);
+          assertResult(body.results[i]!, e, fields, `${what} ${e.period_start}`);
+        });
+        compared += expected.length;
+      }
     }
   }
   return compared;
 }
+
+export { periods, type Period };

@@ -6,8 +6,9 @@ import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { rawAggregate } from '../helpers/oracle.js';
+import { allMetrics, assertResult, defaultFields, metricFields, rawAggregate } from '../helpers/oracle.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
+import { runCli } from '../helpers/cli.js';
 
 // Times relative to one anchor per test, taken at its start: a test that writes a reading at "a minute
 // ago" and later expects it must not see the clock's minute turn in between.
@@ -113,31 +114,66 @@ describeEngines('GET /data/aggregate/', (env) => {
   /** The oracle: a GROUP BY over the raw readings with the same date filter and UTC buckets. */
   const oracle = (period: Period, quality?: string, from?: string, to?: string) => rawAggregate(env().db.pool, station, period, quality, { from, to });
 
-  const compare = async (period: Period, quality?: string, from?: string, to?: string) => {
-    const params = new URLSearchParams({ station, period, ...(quality ? { quality } : {}), ...(from ? { from_date: from } : {}), ...(to ? { to_date: to } : {}) });
+  const compare = async (period: Period, quality?: string, from?: string, to?: string, metrics?: readonly string[]) => {
+    const params = new URLSearchParams({
+      station, period, ...(quality ? { quality } : {}), ...(from ? { from_date: from } : {}), ...(to ? { to_date: to } : {}),
+      ...(metrics ? { metrics: metrics.join(',') } : {}),
+    });
     const { status, body } = await env().getJson(`/api/v1/data/aggregate/?${params}`);
     assert.equal(status, 200);
     const expected = await oracle(period, quality, from, to);
-    const what = `${period} ${quality ?? 'all'} ${from ?? ''}..${to ?? ''}`;
+    const what = `${period} ${quality ?? 'all'} ${from ?? ''}..${to ?? ''} ${metrics?.join('+') ?? 'default'}`;
     assert.equal(body.station, station);
     assert.equal(body.period, period);
     assert.equal(body.count, expected.length, what);
-    assert.deepEqual(body.results.map((r: { period_start: string; count: number }) => [r.period_start, r.count]), expected.map((r) => [r.period_start, r.count]), what);
+    assert.deepEqual(body.results.map((r: { period_start: string }) => r.period_start), expected.map((r) => r.period_start), what);
+    const fields = metrics ? metricFields(metrics) : defaultFields;
     expected.forEach((e, i) => {
-      for (const key of ['temperature_c_mean', 'temperature_c_min', 'temperature_c_max', 'humidity_rh_mean', 'pressure_hpa_mean', 'pm2_5_mean'] as const) {
-        assertClose(body.results[i][key], e[key], `${what} ${e.period_start} ${key}`);
-      }
+      assert.deepEqual(Object.keys(body.results[i]), ['period_start', 'count', ...fields, 'expected', 'coverage_pct'], `${what}: fields in order`);
+      assertResult(body.results[i], e, fields, `${what} ${e.period_start}`);
     });
     return body;
   };
 
-  it('equals a GROUP BY over the readings for every period and quality filter, as written and once materialised', async () => {
+  it('equals a GROUP BY over the readings for every period and quality filter, every metric, as written and once materialised', async () => {
     for (const state of ['written', 'materialised']) {
       if (state === 'materialised') await env().db.rollups.refresh();
       for (const period of periods) {
-        for (const quality of [undefined, 'ok', 'suspect', 'invalid']) await compare(period, quality);
+        for (const quality of [undefined, 'ok', 'suspect', 'invalid']) {
+          await compare(period, quality);
+          await compare(period, quality, undefined, undefined, allMetrics);
+        }
       }
     }
+  });
+
+  it('gives the metrics asked for, each with count, mean, min, max and sd, in the rollups\' order whatever the order asked', async () => {
+    const body = await compare('day', undefined, undefined, undefined, ['humidity_rh', 'uv_index']);
+    const same = await env().getJson(`/api/v1/data/aggregate/?station=${station}&period=day&metrics=${encodeURIComponent(' uv_index , humidity_rh,uv_index')}`);
+    assert.deepEqual(same.body, body);
+    for (const [metrics, message] of [
+      ['', 'must be comma-separated metric names from temperature_c, humidity_rh, pressure_hpa, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index'],
+      ['temperature_c,,pm10', 'must be comma-separated metric names from temperature_c, humidity_rh, pressure_hpa, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index'],
+      ['altitude_m', 'must be comma-separated metric names from temperature_c, humidity_rh, pressure_hpa, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index'],
+    ]) {
+      const refused = await env().getJson(`/api/v1/data/aggregate/?station=${station}&metrics=${encodeURIComponent(metrics!)}`);
+      assert.equal(refused.status, 400, metrics);
+      assert.deepEqual(refused.body.errors, [{ param: 'metrics', message }], metrics);
+    }
+  });
+
+  it('gives coverage against the station\'s interval, and follows an operator\'s new interval at once', async () => {
+    // The readings come every 7 minutes: against the default minute a full hour is 8 or 9 of 60.
+    const minute = await compare('hour', undefined, '2026-02-01', '2026-02-01');
+    assert.ok(minute.results.every((r: { expected: number; coverage_pct: number }) => r.expected === 60 && r.coverage_pct < 16), 'a minute expected');
+    const result = await runCli(['stations', 'add', station, '--name', 'Aggregates', '--location-name', 'Test', '--altitude', '100', '--interval-seconds', '420'], { DATABASE_URL: env().databaseUrl });
+    assert.equal(result.code, 0, result.stderr);
+    const sevenMinutes = await compare('hour', undefined, '2026-02-01', '2026-02-01');
+    assert.ok(sevenMinutes.results.every((r: { expected: number; coverage_pct: number }) => r.expected === 9 && r.coverage_pct >= 88.8), 'seven minutes expected');
+    for (const period of periods) await compare(period, 'ok', '2026-01-25', '2026-02-14');
+    // Another station field given without --interval-seconds keeps the interval.
+    assert.equal((await runCli(['stations', 'add', station, '--name', 'Aggregates', '--location-name', 'Test', '--altitude', '101'], { DATABASE_URL: env().databaseUrl })).code, 0);
+    await compare('day');
   });
 
   it('starts weeks on Monday and months on the 1st, in UTC', async () => {
@@ -154,6 +190,7 @@ describeEngines('GET /data/aggregate/', (env) => {
     for (const [from, to] of ranges) {
       for (const period of periods) {
         for (const quality of [undefined, 'ok']) await compare(period, quality, from, to);
+        await compare(period, 'suspect', from, to, allMetrics);
       }
     }
     const one = await compare('day', undefined, '2026-02-05', '2026-02-05');
@@ -190,13 +227,20 @@ describeEngines('GET /data/aggregate/', (env) => {
     ]);
     assert.deepEqual(all.slice(0, 3), comments, 'the comment lines open the file');
     const lines = all.slice(3);
-    assert.equal(lines[0], 'period_start,count,temperature_c_mean,temperature_c_min,temperature_c_max,humidity_rh_mean,pressure_hpa_mean,pm2_5_mean');
+    assert.equal(lines[0], 'period_start,count,temperature_c_mean,temperature_c_min,temperature_c_max,humidity_rh_mean,pressure_hpa_mean,pm2_5_mean,' +
+      'temperature_c_sd,humidity_rh_sd,pressure_hpa_sd,pm2_5_sd,expected,coverage_pct');
     assert.equal(lines.length - 1, json.body.count);
     const first = json.body.results[0];
     const ranged = await env().get(`/api/v1/data/aggregate/?station=${station}&period=week&from_date=2026-02-02&to_date=2026-02-15&output=csv`);
     assert.equal(ranged.headers.get('content-disposition'), `attachment; filename="envmon_${station}_2026-02-02_2026-02-15_weekly.csv"`);
     assert.match(ranged.headers.get('x-attribution') ?? '', / weekly aggregates of readings from 2026-02-02 to 2026-02-15, /);
-    assert.equal(lines[1], [first.period_start, first.count, first.temperature_c_mean, first.temperature_c_min, first.temperature_c_max, first.humidity_rh_mean, first.pressure_hpa_mean, first.pm2_5_mean ?? ''].join(','));
+    assert.equal(lines[1], Object.values(first).map((v) => v ?? '').join(','));
+    // With metrics, the same columns as the JSON's fields.
+    const some = await env().get(`/api/v1/data/aggregate/?station=${station}&period=month&metrics=pm10,co_ppm&output=csv`);
+    const someJson = await env().getJson(`/api/v1/data/aggregate/?station=${station}&period=month&metrics=pm10,co_ppm`);
+    const someLines = (await some.text()).trimEnd().split('\n').filter((line) => !line.startsWith('# '));
+    assert.equal(someLines[0], ['period_start', 'count', ...metricFields(['pm10', 'co_ppm']), 'expected', 'coverage_pct'].join(','));
+    assert.deepEqual(someLines.slice(1), someJson.body.results.map((r: Record<string, unknown>) => Object.values(r).map((v) => v ?? '').join(',')));
   });
 
   it('answers every bad parameter with a 400 naming it, and an unknown station with 404', async () => {
