@@ -43,7 +43,7 @@ const insertFromStaging = `
     on conflict (station_id, ts) do nothing
     returning ts
   )
-  select count(*)::int as accepted, min(ts) as first from inserted`;
+  select array_agg((extract(epoch from ts) * 1000)::float8 order by ts) as times from inserted`;
 
 const uniqueViolation = '23505';
 
@@ -166,10 +166,12 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
 }
 
 /**
- * Ends a batch whose lines are written (`staged`: into the staging table, still to be inserted), in one
- * round trip, and releases the connection: the station's marks move out to the batch's bounds, a
- * backfill on timescale leaves its backlog row, and the transaction commits. A batch of row errors
- * only (no source) is rolled back.
+ * Ends a batch whose lines are written (`staged`: into the staging table, still to be inserted) and
+ * releases the connection: the station's marks move out to the batch's bounds and its data version
+ * moves on, a backfill on timescale leaves its backlog row, the new readings are logged and announced
+ * to the live stream (NOTIFY is sent on commit, to every instance), and the transaction commits. One
+ * round trip, two when staged (the inserted readings are known only then). A batch of row errors only
+ * (no source) is rolled back.
  */
 async function commitBatch(client: pg.PoolClient, source: BatchSource | null, staged: boolean, timescale: boolean): Promise<StoreResult> {
   if (source === null) {
@@ -177,21 +179,52 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
     client.release();
     return { accepted: 0, duplicates: 0, backfilled: false };
   }
+  // Staged rows meet stored ones: those inserted are told apart by the insert itself.
+  const inserted = staged
+    ? ((await client.query(insertFromStaging)).rows[0] as { times: number[] | null }).times ?? []
+    : source.lines.times;
   // Older than the horizon on timescale: a backfill, which the rollups' refresh must take in.
   const backlog = timescale && Date.parse(source.first) < horizon();
   // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
   // either way they are readings of this station, so its marks can only move out to them.
   const station = client.escapeLiteral(source.stationId);
-  const results = (await client.query(
-    `${staged ? insertFromStaging : `select ${source.lines.count}::int as accepted`};
-     ${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
-     insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
-     on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
-       first_ts = least(station_latest.first_ts, excluded.first_ts), version = excluded.version; commit`,
-  )) as unknown as pg.QueryResult[];
+  await client.query(
+    `${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
+     with latest as (
+       insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
+       on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
+         first_ts = least(station_latest.first_ts, excluded.first_ts), version = nextval('station_data_version')
+       returning version
+     ), logged as (
+       insert into reading_log (station_id, version, readings, runs)
+       select ${station}, version, ${inserted.length}, '{${runsOf(inserted).join(',')}}' from latest where ${inserted.length} > 0
+       returning version
+     ), expired as (
+       delete from reading_log where station_id = ${station} and logged_at < now() - interval '1 hour'
+     )
+     select pg_notify('envmon_readings', ${station} || ' ' || version) from logged;
+     commit`,
+  );
   client.release();
-  const accepted = (results[0]!.rows[0] as { accepted: number }).accepted;
+  const accepted = inserted.length;
   return { accepted, duplicates: source.lines.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
+}
+
+/**
+ * Sorted epoch milliseconds as runs of evenly spaced readings, flattened: first, step, count for each.
+ * A station's batch is nearly always one run.
+ */
+export function runsOf(times: readonly number[]): number[] {
+  const runs: number[] = [];
+  for (let i = 0; i < times.length;) {
+    const first = times[i]!;
+    const step = i + 1 < times.length ? times[i + 1]! - first : 0;
+    let count = 1;
+    while (i + count < times.length && times[i + count]! - times[i + count - 1]! === step) count++;
+    runs.push(first, step, count);
+    i += count;
+  }
+  return runs;
 }
 
 async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean, known?: KnownShape): Promise<StoreResult> {
