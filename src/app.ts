@@ -5,6 +5,8 @@ import { widgetProblemRenderer } from './embed/errorPage.js';
 import { addEmbedRoutes } from './embed/routes.js';
 import { addMetaRoutes } from './meta/routes.js';
 import { addIngestRoutes } from './readings/ingestRoutes.js';
+import { createLiveReadings, type LiveReadings } from './readings/liveReadings.js';
+import { addLiveRoutes } from './readings/liveRoutes.js';
 import { addReadingRoutes } from './readings/routes.js';
 import { addStationListRoute } from './readings/stationList.js';
 import type { Deps } from './http/deps.js';
@@ -19,13 +21,19 @@ import { createApi, type Api } from './http/route.js';
 
 const ingestPrefix = '/api/v1/ingest/';
 
-/** The whole HTTP application for the given dependencies; it holds no state of its own beyond them. */
-export function createApp(deps: Deps): { app: Koa; api: Api } {
+/**
+ * The whole HTTP application for the given dependencies; it holds no state of its own beyond them but the
+ * live streams' subscriptions, which `live.close()` ends (before the server drains).
+ */
+export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings } {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const api = createApi(deps);
+  // New readings for live streams: listens on the database while anyone subscribes.
+  const live = createLiveReadings(deps.db, deps.log);
   addMetaRoutes(api);
   addStationListRoute(api);
   addReadingRoutes(api);
+  addLiveRoutes(api, live);
   addIngestRoutes(api);
   addContentRoutes(api);
   addEmbedRoutes(api);
@@ -70,5 +78,5 @@ export function createApp(deps: Deps): { app: Koa; api: Api } {
     const gone = error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE';
     deps.log[gone ? 'debug' : 'error']({ err: error, req_id: ctx?.state?.requestId }, gone ? 'client went away' : 'response failed');
   });
-  return { app, api };
+  return { app, api, live };
 }

@@ -41,6 +41,8 @@ const configSchema = z.object({
   STREAM_POOL_SIZE: integer(4, 1, 100),
   STREAM_STALL_MS: integer(30_000, 100, 3_600_000),
   DOWNLOADS_PER_CLIENT: integer(2, 1, 100),
+  STREAMS_PER_CLIENT: integer(4, 1, 1000),
+  STREAM_HEARTBEAT_SECONDS: integer(15, 1, 300),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
   DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
@@ -71,6 +73,8 @@ export type Config = {
   streamPoolSize: number;
   streamStallMs: number;
   downloadsPerClient: number;
+  streamsPerClient: number;
+  streamHeartbeatMs: number;
   statementTimeoutMs: number;
   downloadTimeoutMs: number;
   rollupHealSeconds: number;
@@ -121,6 +125,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     streamPoolSize: s.STREAM_POOL_SIZE,
     streamStallMs: s.STREAM_STALL_MS,
     downloadsPerClient: s.DOWNLOADS_PER_CLIENT,
+    streamsPerClient: s.STREAMS_PER_CLIENT,
+    streamHeartbeatMs: s.STREAM_HEARTBEAT_SECONDS * 1000,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
     downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,

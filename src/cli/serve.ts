@@ -26,7 +26,7 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
   // Connections stay open (the pool has no idle timeout), so warming them once keeps first requests fast.
   await warmUpReads(db, config.poolSize).catch((error: unknown) => log.warn({ err: error }, 'warming up the read queries failed'));
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const { app } = createApp({ config, db, log, redis });
+  const { app, live } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);
   // The demo stays live while a newcomer looks: readings every minute through the real ingest route.
   const feed = values.demo ? await startDemoFeed({ db: db.pool, origin: running.url, log }) : undefined;
@@ -42,8 +42,9 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));
-      // The feed first: its last post is a request like any other, and its keys go with it.
-      Promise.allSettled([feed?.stop()]).then(() => Promise.allSettled([running.close()])).then(() => {
+      // The feed first: its last post is a request like any other, and its keys go with it. Live streams
+      // never end by themselves: they are ended, so that the drain can finish.
+      Promise.allSettled([feed?.stop(), live.close()]).then(() => Promise.allSettled([running.close()])).then(() => {
         redis?.disconnect();
         resolve();
       });

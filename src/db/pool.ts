@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config, Engine } from '../config.js';
 import { ConnectionLostError, classifyDatabaseError } from './errors.js';
 import { createGate, createGatedPool } from './gate.js';
+import { createListener, type ListenHandlers, type Listener } from './listener.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
@@ -21,6 +22,8 @@ export type Db = {
   engine: Engine;
   /** Keeps the timescale engine's rollups current below the horizon. */
   rollups: RollupRefresher;
+  /** Listens for notifications on `channel` on a connection of its own, kept open across failures. */
+  listen: (channel: string, handlers: ListenHandlers) => Listener;
   close: () => Promise<void>;
 };
 
@@ -195,6 +198,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     readPool,
     engine,
     rollups,
+    listen: (channel, handlers) => createListener(withUtc(url), channel, handlers, options.log),
     close: async () => {
       await rollups.close();
       await Promise.all([gated.close(), ingestPool.end(), streamPool.end(), readPool.end()]);

@@ -36,20 +36,26 @@ export function guardStream(ctx: Context, body: Readable, limits: { deadlineMs: 
   body.once('error', () => res.destroy());
 }
 
-const downloadsByClient = new Map<string, number>();
+const slotsByClient = new Map<string, number>();
 
 /**
- * Takes one of the client address's `limit` concurrent download slots until the answer closes; throws a
- * 429 problem when they are all taken, so that one client cannot hold every download connection.
+ * Takes one of the client address's `limit` concurrent slots of `kind` (downloads, live streams) until
+ * the answer closes; throws a 429 problem when they are all taken, so that one client cannot hold every
+ * connection of its kind.
  */
-export function claimDownloadSlot(ctx: Context, limit: number): void {
-  const client = ctx.ip;
-  const held = downloadsByClient.get(client) ?? 0;
-  if (held >= limit) throw tooManyRequests(`at most ${limit} downloads at a time per client; wait for one to finish`, 5);
-  downloadsByClient.set(client, held + 1);
+export function claimClientSlot(ctx: Context, kind: string, limit: number, detail: string): void {
+  const key = `${kind} ${ctx.ip}`;
+  const held = slotsByClient.get(key) ?? 0;
+  if (held >= limit) throw tooManyRequests(detail, 5);
+  slotsByClient.set(key, held + 1);
   ctx.res.once('close', () => {
-    const left = (downloadsByClient.get(client) ?? 1) - 1;
-    if (left > 0) downloadsByClient.set(client, left);
-    else downloadsByClient.delete(client);
+    const left = (slotsByClient.get(key) ?? 1) - 1;
+    if (left > 0) slotsByClient.set(key, left);
+    else slotsByClient.delete(key);
   });
+}
+
+/** One of the client's `limit` download slots (claimClientSlot). */
+export function claimDownloadSlot(ctx: Context, limit: number): void {
+  claimClientSlot(ctx, 'download', limit, `at most ${limit} downloads at a time per client; wait for one to finish`);
 }

@@ -5,8 +5,9 @@ import { issueKey } from '../../src/stations/keys.js';
 import { describeEngines } from '../helpers/app.js';
 import { spawnServe } from '../helpers/cli.js';
 import { addStation } from '../helpers/readings.js';
+import { openStream } from '../helpers/sse.js';
 
-describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
+describeEngines('SIGTERM with ingests, downloads and a live stream in flight', (env) => {
   it('finishes or cleanly refuses what is in flight, exits 0 within 10 s, and keeps every reading it acknowledged', async function () {
     this.timeout(90_000);
     const { db } = env();
@@ -41,6 +42,9 @@ describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
         }
       }
     });
+    // A live stream never ends by itself: the service ends it, and still exits within the drain.
+    const stream = await openStream(`${url}/api/v1/data/stream/?stations=term-0`);
+    await stream.next((e) => e.event === 'ready');
     const download = fetch(`${url}/api/v1/data/download/?station=term-big`)
       .then(async (response) => ({ status: response.status, text: await response.text() }))
       .catch((error: Error) => ({ status: 0, text: error.message }));
@@ -53,6 +57,8 @@ describeEngines('SIGTERM with ingests and downloads in flight', (env) => {
 
     assert.equal(code, 0, serve.stderr());
     assert.ok(took < 10_000, `exited after ${took} ms`);
+    await stream.ended;
+    assert.ok(stream.events.some((e) => e.event === 'readings'), 'the stream gave the batches stored before it ended');
     assert.ok(acknowledged.length >= 4, `${acknowledged.length} batches acknowledged before the signal`);
     // The download either completed or was cut; it never claimed success with a partial body and a 5xx.
     if (downloaded.status === 200 && downloaded.text.endsWith('\n')) {

@@ -6,6 +6,7 @@ import { listen } from '../../src/http/server.js';
 import { pino } from 'pino';
 import { createRedis } from '../../src/db/redis.js';
 import { testServer } from './server.js';
+import { spawnServe, type ServeProcess } from './cli.js';
 
 export type TestEnv = {
   engine: Engine;
@@ -42,7 +43,7 @@ export async function startTestApp(
   // As `envmon serve` does.
   db.rollups.startHealing(config.rollupHealSeconds * 1000);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const { app } = createApp({ config, db, log, redis });
+  const { app, live } = createApp({ config, db, log, redis });
   const running = await listen(app, 0, '127.0.0.1');
   const get = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, init);
   return {
@@ -58,6 +59,7 @@ export async function startTestApp(
       return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
     },
     close: async () => {
+      await live.close();
       await running.close();
       redis?.disconnect();
       await db.close();
@@ -88,4 +90,20 @@ export function describeEngines(
       });
     });
   }
+}
+
+/**
+ * A second `envmon serve` process on the suite's database, for the describe block that calls this:
+ * started before its tests, stopped after them. Gives the running process.
+ */
+export function anotherInstance(env: () => TestEnv): () => ServeProcess {
+  let other: ServeProcess | undefined;
+  before(async function () {
+    this.timeout(30_000);
+    other = await spawnServe({ DATABASE_URL: env().databaseUrl, RATE_LIMIT_PER_MINUTE: '0' });
+  });
+  after(async () => {
+    await other?.stop();
+  });
+  return () => other!;
 }

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines } from '../helpers/app.js';
-import { spawnServe, type ServeProcess } from '../helpers/cli.js';
+import { anotherInstance, describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { assertAggregateApiExact } from '../helpers/oracle.js';
 import { daysAgo } from '../helpers/rollups.js';
@@ -10,14 +9,7 @@ import { daysAgo } from '../helpers/rollups.js';
 const minute = (i: number, base: string) => new Date(Date.parse(base) + i * 60_000).toISOString();
 
 describeEngines('a backfill answered before its rollups are refreshed', (env) => {
-  let other: ServeProcess;
-  before(async function () {
-    this.timeout(30_000);
-    other = await spawnServe({ DATABASE_URL: env().databaseUrl, RATE_LIMIT_PER_MINUTE: '0' });
-  });
-  after(async () => {
-    await other?.stop();
-  });
+  const other = anotherInstance(env);
 
   it('is in every aggregate read right after the 201, on the instance that took it and on another one', async function () {
     this.timeout(60_000);
@@ -28,14 +20,14 @@ describeEngines('a backfill answered before its rollups are refreshed', (env) =>
     await env().db.rollups.refresh();
     // Into the same, already materialised buckets, through the other instance; read back at once on both.
     const backfill = old.map((r, i) => ({ ...r, timestamp: minute(i * 2 + 1, base), temperature_c: 70 - (i % 9) }));
-    const posted = await fetch(`${other.url}/api/v1/ingest/environmental/`, {
+    const posted = await fetch(`${other().url}/api/v1/ingest/environmental/`, {
       method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key}` },
       body: JSON.stringify({ station_id: 'bl-two', readings: backfill }),
     });
     assert.equal(posted.status, 201);
     assert.equal(((await posted.json()) as { accepted: number }).accepted, 600);
     assert.ok((await assertAggregateApiExact(env().origin, env().db.pool, 'bl-two')) > 0);
-    assert.ok((await assertAggregateApiExact(other.url, env().db.pool, 'bl-two')) > 0);
+    assert.ok((await assertAggregateApiExact(other().url, env().db.pool, 'bl-two')) > 0);
   });
 
   it('leaves no backlog once the rollups are refreshed, and none at all on portable', async function () {

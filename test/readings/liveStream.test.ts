@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { anotherInstance, describeEngines } from '../helpers/app.js';
+import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { openStream, type SseEvent } from '../helpers/sse.js';
+
+// Minutes of the last two hours, so that every batch is live on timescale too (above the horizon).
+const base = Math.floor(Date.now() / 60_000) * 60_000 - 100 * 60_000;
+const minute = (i: number) => new Date(base + i * 60_000).toISOString();
+const readings = (minutes: number[]) => minutes.map((i) => ({ timestamp: minute(i), temperature_c: 10 + i / 10, humidity_rh: 50, pm2_5: i % 30 }));
+
+type Batch = { station_id: string; readings: { timestamp: string; temperature_c?: number | null; [key: string]: unknown }[] };
+const batchOf = (event: SseEvent) => JSON.parse(event.data) as Batch;
+const timestampsOf = (events: SseEvent[], station?: string) =>
+  events.filter((e) => e.event === 'readings').map(batchOf).filter((b) => !station || b.station_id === station).flatMap((b) => b.readings.map((r) => r.timestamp));
+
+describeEngines('live readings stream', (env) => {
+  const other = anotherInstance(env);
+
+  const streamUrl = (query: string) => `${env().origin}/api/v1/data/stream/?${query}`;
+
+  it('pushes a batch stored through another instance to a subscriber of this one within a second', async () => {
+    const key = await stationWithKey(env(), 'live-a');
+    await stationWithKey(env(), 'live-b');
+    const stream = await openStream(streamUrl('stations=live-a,live-b'));
+    try {
+      assert.equal(stream.status, 200);
+      assert.equal(stream.headers['content-type'], 'text/event-stream; charset=utf-8');
+      assert.equal(stream.headers['access-control-allow-origin'], '*');
+      assert.equal(stream.headers['cache-control'], 'no-store');
+      assert.equal(stream.headers['content-encoding'], undefined);
+      const ready = await stream.next((e) => e.event === 'ready');
+      assert.deepEqual(JSON.parse(ready.data), { stations: ['live-a', 'live-b'] });
+      const posted = readings([1, 2, 3]);
+      const response = await fetch(`${other().url}/api/v1/ingest/environmental/`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key}` },
+        body: JSON.stringify({ station_id: 'live-a', readings: posted }),
+      });
+      const answered = Date.now();
+      assert.equal(response.status, 201);
+      const event = await stream.next((e) => e.event === 'readings', 2_000);
+      assert.ok(event.at - answered < 1_000, `delivered ${event.at - answered} ms after the 201`);
+      const batch = batchOf(event);
+      assert.equal(batch.station_id, 'live-a');
+      assert.deepEqual(batch.readings.map((r) => [r.timestamp, r.temperature_c, r.quality_flag]), posted.map((r) => [r.timestamp, r.temperature_c, 'ok']));
+      assert.deepEqual(Object.keys(batch.readings[0]!), ['timestamp', 'temperature_c', 'humidity_rh', 'pressure_hpa', 'altitude_m', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index', 'quality_flag', 'firmware_version', 'module_data']);
+      // The id names where the stream stands in each station.
+      assert.match(event.id ?? '', /^live-a:\d+,live-b:\d+;\d+$/);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('resumes after a dropped connection with every new reading it missed, none twice, in the order they were stored', async () => {
+    const key = await stationWithKey(env(), 'live-resume');
+    const first = await openStream(streamUrl('stations=live-resume'));
+    await first.next((e) => e.event === 'ready');
+    assert.equal((await postBatch(env(), key, { station_id: 'live-resume', readings: readings([10, 12, 14]) })).status, 201);
+    const seen = await first.next((e) => e.event === 'readings');
+    first.close();
+    await first.ended;
+    // Meanwhile: live readings, a backfill, a batch filling gaps between stored ones (and repeating one),
+    // a batch of duplicates only, and one through the other instance.
+    const posts = [
+      [20, 21, 22],
+      [1, 2],
+      [11, 12, 13],
+      [20, 21],
+    ];
+    for (const minutes of posts) assert.equal((await postBatch(env(), key, { station_id: 'live-resume', readings: readings(minutes) })).status, 201);
+    await fetch(`${other().url}/api/v1/ingest/environmental/`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key}` },
+      body: JSON.stringify({ station_id: 'live-resume', readings: readings([30]) }),
+    });
+    const second = await openStream(streamUrl('stations=live-resume'), { 'Last-Event-ID': seen.id! });
+    try {
+      await second.next((e) => e.event === 'ready');
+      assert.deepEqual(timestampsOf(second.events), [20, 21, 22, 1, 2, 11, 13, 30].map(minute));
+      // And it goes on live from there.
+      assert.equal((await postBatch(env(), key, { station_id: 'live-resume', readings: readings([40]) })).status, 201);
+      await second.next((e) => e.event === 'readings' && e.data.includes(minute(40)));
+      assert.deepEqual(timestampsOf(second.events), [20, 21, 22, 1, 2, 11, 13, 30, 40].map(minute));
+      assert.equal(second.events.filter((e) => e.event === 'reset').length, 0);
+    } finally {
+      second.close();
+    }
+  });
+
+  it('goes on after its listening connection is terminated, with the batches stored meanwhile', async () => {
+    const key = await stationWithKey(env(), 'live-cut');
+    const stream = await openStream(streamUrl('stations=live-cut'));
+    try {
+      await stream.next((e) => e.event === 'ready');
+      // The stream listens on a connection of its own, opened as the first subscriber came.
+      let terminated = 0;
+      for (const deadline = Date.now() + 5_000; terminated === 0 && Date.now() < deadline; await sleep(50)) {
+        terminated = await env().db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+          where datname = current_database() and application_name = 'envmon listen' and query ilike 'listen %'`);
+      }
+      assert.ok(terminated >= 1, 'a listening connection to terminate');
+      assert.equal((await postBatch(env(), key, { station_id: 'live-cut', readings: readings([50, 51]) })).status, 201);
+      await stream.next((e) => e.event === 'readings', 10_000);
+      assert.deepEqual(timestampsOf(stream.events), [50, 51].map(minute));
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('gives one field with param, keeps idle streams open with comments, and says reset after an hour away', async () => {
+    const key = await stationWithKey(env(), 'live-param');
+    const stream = await openStream(streamUrl('stations=live-param&param=pm2_5'));
+    try {
+      await stream.next((e) => e.event === 'ready');
+      await postBatch(env(), key, { station_id: 'live-param', readings: readings([60]) });
+      const batch = batchOf(await stream.next((e) => e.event === 'readings'));
+      assert.deepEqual(batch.readings, [{ timestamp: minute(60), quality_flag: 'ok', pm2_5: 0 }]);
+      const comments = stream.comments;
+      await sleep(1_300);
+      assert.ok(stream.comments > comments, 'a heartbeat comment within the interval');
+    } finally {
+      stream.close();
+    }
+    const stale = await openStream(streamUrl('stations=live-param'), { 'Last-Event-ID': `live-param:1;${Date.now() - 2 * 3_600_000}` });
+    try {
+      const reset = await stale.next((e) => e.event === 'reset');
+      assert.match(JSON.parse(reset.data).detail, /readings may be missing/);
+      await stale.next((e) => e.event === 'ready');
+    } finally {
+      stale.close();
+    }
+  });
+
+  it('answers a wrong request with a problem, and refuses a stream past STREAMS_PER_CLIENT', async () => {
+    await stationWithKey(env(), 'live-limit');
+    const unknown = await fetch(streamUrl('stations=live-limit,nowhere'));
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers.get('content-type'), 'application/problem+json');
+    const wrong = await fetch(streamUrl('stations=live-limit&param=colour'));
+    assert.equal(wrong.status, 400);
+    assert.equal(((await wrong.json()) as { errors: { param: string }[] }).errors[0]!.param, 'param');
+    const open = await Promise.all([1, 2].map(() => openStream(streamUrl('stations=live-limit'))));
+    try {
+      const third = await fetch(streamUrl('stations=live-limit'));
+      assert.equal(third.status, 429);
+      assert.ok(third.headers.get('retry-after'));
+    } finally {
+      for (const stream of open) stream.close();
+    }
+  });
+}, { STREAMS_PER_CLIENT: '2', STREAM_HEARTBEAT_SECONDS: '1' });
