@@ -15,7 +15,8 @@ export const themes = {
 /**
  * The widget page: inline CSS and script under a nonce, no other host. The script draws the mean of the
  * station's ok readings per bucket (from /data/compare/, suspect and invalid readings left out) as an
- * SVG line, shows the latest reading (from /data/latest/) in the viewer's local time, and refreshes.
+ * SVG line, shows the latest reading (from /data/latest/) in the viewer's local time, and refreshes: at
+ * once when the live stream (/data/stream/) announces a new reading, and every refresh interval besides.
  */
 export function widgetPage(args: { stationId: string; stationName: string; query: WidgetQuery; nonce: string }): string {
   const { query, nonce } = args;
@@ -114,7 +115,15 @@ body.no-data .empty{display:flex}body.no-data svg{display:none}
       .catch(function () { document.body.classList.add('no-data'); });
   }
   refresh();
+  // Polling every refresh interval always runs, so the chart keeps moving where the live stream cannot
+  // stay open (an old browser, a proxy that buffers); where it can, a new reading redraws it at once.
   setInterval(refresh, config.refreshMs);
+  if (window.EventSource) {
+    var stream = new EventSource(new URL('data/stream/?stations=' + encodeURIComponent(config.station) + '&param=' + config.param, api));
+    stream.addEventListener('ready', function () { document.body.setAttribute('data-live', 'true'); });
+    stream.addEventListener('readings', function () { refresh(); });
+    stream.onerror = function () { document.body.removeAttribute('data-live'); };
+  }
   var resizeTimer;
   window.addEventListener('resize', function () { clearTimeout(resizeTimer); resizeTimer = setTimeout(refresh, 200); });
 })();
