@@ -11,7 +11,7 @@ export type AggregateResult = {
   rows: readonly AggregateRow[];
   /** The station's reporting interval the answer is read against (coverage); 60 for a station without readings. */
   intervalSeconds: number;
-  answer: (output: string, type: string, make: () => string) => EncodedAnswer;
+  answer: (output: string, type: string, make: () => string | Buffer) => EncodedAnswer;
 };
 
 type Entry = { version: string; rows: readonly AggregateRow[]; intervalSeconds: number; answers: Map<string, EncodedAnswer> };
@@ -54,7 +54,8 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     answer: (output, type, make) => {
       let answer = entry.answers.get(output);
       if (!answer) {
-        answer = new EncodedAnswer(Buffer.from(make()), type);
+        const made = make();
+        answer = new EncodedAnswer(typeof made === 'string' ? Buffer.from(made) : made, type);
         entry.answers.set(output, answer);
         if (kept && entries.get(key)?.entry === entry) remember(key, entry);
       }

@@ -22,6 +22,18 @@ export function citation(baseUrl: string, stationIds: string[], range: Range, da
     `${what} ${describeRange(range)}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
 }
 
+export type FileFormat = 'csv' | 'parquet';
+
+/**
+ * The key-value metadata of every Parquet file: what a CSV file says in its comment lines, the licence
+ * and the citation, under keys a reader can look up.
+ */
+export const parquetMetadata = (cite: string): Record<string, string> => ({
+  license: licenseUrl,
+  citation: cite,
+  timezone: 'UTC',
+});
+
 /** The comment lines and header row that open every CSV file of readings or aggregates. */
 export function preamble(cite: string, columns: readonly string[]): string {
   return [
@@ -34,12 +46,13 @@ export function preamble(cite: string, columns: readonly string[]): string {
 
 /**
  * One naming scheme for every file: envmon_<station or N-stations>_<from or start>_<to or latest>.csv,
- * with the period appended for aggregates (…_daily.csv), so that files of one request sort together.
+ * with the period appended for aggregates (…_daily.csv), so that files of one request sort together;
+ * a Parquet file has the same name ending in .parquet.
  */
-export function downloadFileName(stationIds: string[], { from, to }: Range, dataset: Dataset = { kind: 'readings' }): string {
+export function downloadFileName(stationIds: string[], { from, to }: Range, dataset: Dataset = { kind: 'readings' }, format: FileFormat = 'csv'): string {
   const who = stationIds.length === 1 ? stationIds[0] : `${stationIds.length}-stations`;
   const what = dataset.kind === 'readings' ? '' : `_${periodAdjective[dataset.period]}`;
-  return `envmon_${who}_${from ?? 'start'}_${to ?? 'latest'}${what}.csv`;
+  return `envmon_${who}_${from ?? 'start'}_${to ?? 'latest'}${what}.${format}`;
 }
 
 /** The headers every data file carries: its name, its licence as an RFC 8288 link, and the citation. */

@@ -1,7 +1,9 @@
 import { PassThrough } from 'node:stream';
 import type pg from 'pg';
+import { CopyBinaryReader, type BinaryColumn } from '../db/copyBinary.js';
 import { copyOut } from '../db/copyOut.js';
 import type { PgPool } from '../db/pool.js';
+import { parquetStream, type ParquetColumn } from '../http/parquetFile.js';
 import type { QualityFlag } from './quality.js';
 
 export const downloadColumns = [
@@ -11,10 +13,11 @@ export const downloadColumns = [
 export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean };
 
 /**
- * The COPY statement for a download. COPY takes no bind parameters, so every value is a literal escaped
- * by the driver, and every value has passed its schema first (station ids, dates, an enum).
+ * The COPY statement for a download, as CSV text or in PostgreSQL's binary format (for Parquet). COPY
+ * takes no bind parameters, so every value is a literal escaped by the driver, and every value has
+ * passed its schema first (station ids, dates, an enum).
  */
-export function downloadStatement(client: pg.ClientBase, args: DownloadArgs): string {
+export function downloadStatement(client: pg.ClientBase, args: DownloadArgs, format: 'csv' | 'binary' = 'csv'): string {
   const literal = (value: string) => client.escapeLiteral(value);
   const where = [`station_id in (${args.stationIds.map(literal).join(', ')})`];
   // Dates are UTC days, whatever the session's zone.
@@ -23,12 +26,12 @@ export function downloadStatement(client: pg.ClientBase, args: DownloadArgs): st
   if (args.quality) where.push(`quality_flag = ${literal(args.quality)}`);
   const columns = [
     ...(args.withStation ? ['station_id'] : []),
-    `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc`,
+    format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
     'temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5 as pm2_5_ugm3', 'pm10 as pm10_ugm3', 'co2_ppm', 'quality_flag',
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';
-  return `copy (select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}) to stdout with (format csv)`;
+  return `copy (select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}) to stdout with (format ${format})`;
 }
 
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
@@ -36,4 +39,37 @@ export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble:
   const body = new PassThrough();
   body.write(preamble);
   return copyOut(pool, (client) => downloadStatement(client, args), body);
+}
+
+/** The columns of a Parquet download: those of the CSV, typed. */
+export const parquetDownloadColumns = (withStation: boolean): ParquetColumn[] => [
+  ...(withStation ? [{ name: 'station_id', kind: 'string', required: true } as const] : []),
+  { name: 'timestamp_utc', kind: 'timestamp', required: true },
+  ...downloadColumns.slice(1, -1).map((name) => ({ name, kind: 'double' } as const)),
+  { name: 'quality_flag', kind: 'string', required: true },
+];
+
+// Rows per row group (about three weeks of one-minute readings): encoding one holds the event loop for
+// about 80 ms here, where 65,536 held it for 160-220 ms for a file a tenth smaller (bench/parquet).
+const rowGroupRows = 32_768;
+
+/**
+ * Streams a download as a Parquet file, row group by row group as the binary COPY delivers the rows,
+ * with `metadata` (licence, citation) in the file's key-value metadata. A client gone stops the COPY.
+ */
+export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, metadata: Record<string, string>): Promise<PassThrough> {
+  const columns = parquetDownloadColumns(args.withStation);
+  const types = columns.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
+  const rows = await copyOut(pool, (client) => downloadStatement(client, args, 'binary'), new CopyBinaryReader(types, rowGroupRows));
+  const file = parquetStream(columns, metadata);
+  file.body.on('close', () => rows.destroy());
+  void (async () => {
+    try {
+      for await (const batch of rows) await file.write(batch.columns);
+      await file.end();
+    } catch (error) {
+      file.body.destroy(error as Error);
+    }
+  })();
+  return file.body;
 }

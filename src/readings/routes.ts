@@ -6,8 +6,9 @@ import { notFound } from '../http/problem.js';
 import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { createAggregateReader } from './aggregateCache.js';
-import { attributeDownload, citation, downloadFileName, preamble } from './attribution.js';
-import { downloadColumns, streamDownload } from './download.js';
+import { parquetType } from '../http/parquetFile.js';
+import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from './attribution.js';
+import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { compareInterval, compareStations, findLatestReading } from './queries.js';
 import { streamHistorical } from './historical.js';
 import {
@@ -21,7 +22,7 @@ import {
   maxDownloadStations,
 } from './schema.js';
 import { columnsOf } from './aggregateColumns.js';
-import { aggregateCsv, aggregateFieldNames, aggregateJson, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateCsv, aggregateFieldNames, aggregateJson, aggregateParquet, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, rowsOfStation, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -98,11 +99,14 @@ export function addReadingRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'Count, mean, min, max, standard deviation and coverage of the metrics per hour, day, week or month',
-      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has the fields api.md lists, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row.',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has the fields api.md lists, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata.',
       query: aggregateQuerySchema(config.defaultStation),
       checks: dateRangeErrors,
       responses: {
-        200: { description: 'The aggregates', content: { 'application/json': aggregateSchema, 'text/csv': z.string() } },
+        200: {
+          description: 'The aggregates',
+          content: { 'application/json': aggregateSchema, 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
+        },
         404: { description: 'The station is unknown' },
       },
     },
@@ -115,14 +119,17 @@ export function addReadingRoutes(api: Api): void {
       const results = await rowsOfStation(db.pool, stationId, aggregate.rows);
       const columns = columnsOf(query.metrics);
       const frame = { period: query.period, from: query.from_date, to: query.to_date, intervalSeconds: aggregate.intervalSeconds };
-      if (query.output === 'csv') {
+      if (query.output !== 'json') {
         const range = { from: query.from_date, to: query.to_date };
         const dataset = { kind: 'aggregate', period: query.period } as const;
         const cite = citation(config.baseUrl, [stationId], range, dataset);
-        attributeDownload(ctx, downloadFileName([stationId], range, dataset), cite);
+        attributeDownload(ctx, downloadFileName([stationId], range, dataset, query.output), cite);
         // Whole, not streamed: the rows are already in memory, and a known body can carry an ETag.
         const header = ['period_start', 'count', ...aggregateFieldNames(columns)];
-        await aggregate.answer('csv', 'text/csv; charset=utf-8', () => aggregateCsv(results, frame, preamble(cite, header))).send(ctx);
+        const answer = query.output === 'csv'
+          ? aggregate.answer('csv', 'text/csv; charset=utf-8', () => aggregateCsv(results, frame, preamble(cite, header)))
+          : aggregate.answer('parquet', parquetType, () => aggregateParquet(results, columns, frame, parquetMetadata(cite)));
+        await answer.send(ctx);
         return;
       }
       await aggregate.answer('json', 'application/json; charset=utf-8', () =>
@@ -162,12 +169,15 @@ export function addReadingRoutes(api: Api): void {
     api,
     {
       method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', cache: cachePolicy.download, tag: 'Readings',
-      summary: 'Full history as CSV, streamed, with licence and citation',
+      summary: 'Full history as CSV or Parquet, streamed, with licence and citation',
       description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp): one of the two is required${config.defaultStation ? ` unless DEFAULT_STATION (${config.defaultStation}) stands for station` : ''}, and giving both is a 400. Dates are inclusive whole UTC days.`,
       query: downloadQuerySchema(config.defaultStation),
       checks: downloadErrors,
       responses: {
-        200: { description: 'CSV: comment lines with licence and citation, a header row, then the readings', content: { 'text/csv': z.string() } },
+        200: {
+          description: 'CSV: comment lines with licence and citation, a header row, then the readings; or (output=parquet) a Parquet file of the same columns, the licence and citation in its key-value metadata',
+          content: { 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
+        },
         404: { description: 'A station is unknown' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) downloads open' },
       },
@@ -179,13 +189,12 @@ export function addReadingRoutes(api: Api): void {
       claimDownloadSlot(ctx, config.downloadsPerClient);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
-      const body = await streamDownload(
-        db.streamPool,
-        { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) },
-        preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns]),
-      );
-      ctx.type = 'text/csv; charset=utf-8';
-      attributeDownload(ctx, downloadFileName(stationIds, range), cite);
+      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) };
+      const body = query.output === 'parquet'
+        ? await streamParquetDownload(db.streamPool, args, parquetMetadata(cite))
+        : await streamDownload(db.streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns]));
+      ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
+      attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;
     },

@@ -59,7 +59,9 @@ export const aggregateQuerySchema = (defaultStation: string | undefined) => date
   period: z.enum(aggregatePeriods).default('day'),
   quality: qualitySchema,
   metrics: metricListSchema.optional(),
-  output: z.enum(['json', 'csv']).default('json'),
+  output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
+    description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (typed columns, the licence and citation in the file\'s key-value metadata)',
+  }),
 });
 export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
 
@@ -84,6 +86,9 @@ export const downloadQuerySchema = (defaultStation: string | undefined) => dateR
   }),
   stations: stationListSchema(maxDownloadStations).optional(),
   quality: qualitySchema,
+  output: z.enum(['csv', 'parquet']).default('csv').openapi({
+    description: 'csv, or parquet: the same columns typed (timestamp_utc a UTC timestamp in microseconds, doubles, quality_flag and station_id dictionary-encoded strings), the licence and citation in the file\'s key-value metadata (license, citation)',
+  }),
 });
 export type DownloadQuery = z.infer<ReturnType<typeof downloadQuerySchema>>;
 

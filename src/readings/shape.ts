@@ -1,3 +1,4 @@
+import { parquetBuffer, type ParquetColumn } from '../http/parquetFile.js';
 import { z } from '../http/zod.js';
 import { defaultAggregateColumns, metricStats, rollupMetrics, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
 import type { AggregateRow } from './queries.js';
@@ -113,4 +114,27 @@ export function aggregateCsv(rows: readonly AggregateRow[], frame: AggregateFram
   const lines: string[] = [];
   for (const { start, values } of recordsOf(rows, frame)) lines.push(`${new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`);
   return preamble + lines.join('');
+}
+
+/** The columns of an aggregate as Parquet: those of the CSV, typed; counts and `expected` are integers. */
+export const aggregateParquetColumns = (columns: readonly AggregateColumn[]): ParquetColumn[] => [
+  { name: 'period_start', kind: 'timestamp', required: true },
+  { name: 'count', kind: 'int64', required: true },
+  ...columns.map((c): ParquetColumn => ({ name: c.name, kind: c.stat === 'count' ? 'int64' : 'double' })),
+  { name: 'expected', kind: 'int64', required: true },
+  { name: 'coverage_pct', kind: 'double' },
+];
+
+/** The aggregate rows as a Parquet file, with `metadata` (licence, citation) in its key-value metadata. */
+export function aggregateParquet(rows: readonly AggregateRow[], columns: readonly AggregateColumn[], frame: AggregateFrame, metadata: Record<string, string>): Buffer {
+  const kinds = aggregateParquetColumns(columns);
+  const values: (bigint | number | null)[][] = kinds.map(() => []);
+  for (const { start, values: fields } of recordsOf(rows, frame)) {
+    values[0]!.push(BigInt(start) * 1000n);
+    for (let k = 0; k < fields.length; k++) {
+      const value = fields[k] ?? null;
+      values[k + 1]!.push(value !== null && kinds[k + 1]!.kind === 'int64' ? BigInt(value) : value);
+    }
+  }
+  return parquetBuffer(kinds, values, metadata);
 }

@@ -249,7 +249,7 @@ describeEngines('GET /data/aggregate/', (env) => {
       ['from_date=2026-02-30', [{ param: 'from_date', message: 'must be a date that exists, as YYYY-MM-DD' }]],
       ['to_date=02/01/2026', [{ param: 'to_date', message: 'must be a date as YYYY-MM-DD' }]],
       ['from_date=2026-02-10&to_date=2026-02-01', [{ param: 'from_date', message: 'must not be after to_date' }]],
-      ['output=xml&quality=great', [{ param: 'quality', message: 'must be one of ok, suspect, invalid' }, { param: 'output', message: 'must be one of json, csv' }]],
+      ['output=xml&quality=great', [{ param: 'quality', message: 'must be one of ok, suspect, invalid' }, { param: 'output', message: 'must be one of json, csv, parquet' }]],
     ];
     for (const [query, errors] of cases) {
       const { status, body } = await env().getJson(`/api/v1/data/aggregate/?station=${station}&${query}`);
