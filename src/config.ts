@@ -21,8 +21,17 @@ const url = (protocols: string[]) =>
 const optional = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
+/** Comma-separated database URLs (spaces around the commas allowed); empty means none. */
+const urlList = z
+  .string()
+  .default('')
+  .transform((value) => value.split(',').map((u) => u.trim()).filter(Boolean))
+  .pipe(z.array(url(['postgres:', 'postgresql:'])));
+
 const configSchema = z.object({
   DATABASE_URL: optional(url(['postgres:', 'postgresql:'])),
+  DATABASE_READ_URL: urlList,
+  REPLICA_MAX_LAG_SECONDS: integer(5, 1, 3600),
   DB_ENGINE: z.enum(['auto', 'timescale', 'portable']).default('auto'),
   PORT: integer(8000, 0, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -54,6 +63,9 @@ export type Engine = 'timescale' | 'portable';
 
 export type Config = {
   databaseUrl: string | undefined;
+  /** Streaming replicas of the primary for heavy reads; empty: every read on the primary. */
+  readUrls: string[];
+  replicaMaxLagSeconds: number;
   engine: Engine | 'auto';
   port: number;
   host: string;
@@ -106,6 +118,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const publicUrl = s.PUBLIC_URL.replace(/\/+$/, '');
   return {
     databaseUrl: s.DATABASE_URL,
+    readUrls: s.DATABASE_READ_URL,
+    replicaMaxLagSeconds: s.REPLICA_MAX_LAG_SECONDS,
     engine: s.DB_ENGINE,
     port: s.PORT,
     host: s.HOST,

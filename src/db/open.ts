@@ -5,18 +5,13 @@ import { startEmbeddedPostgres } from './embedded.js';
 import { resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import pg from 'pg';
-import { createDb, createSlonikPool, poolOptionsFrom, withUtc, type Db } from './pool.js';
+import { createDb, createSlonikPool, describeUrl, poolOptionsFrom, withUtc, type Db } from './pool.js';
 import { classifyDatabaseError } from './errors.js';
 
 /** One line an operator can act on; main prints it and exits non-zero. */
 export class StartupError extends Error {}
 
 export type OpenDatabase = { db: Db; close: () => Promise<void> };
-
-function describeUrl(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
-}
 
 /**
  * Connects to DATABASE_URL, or starts the embedded PostgreSQL when it is unset; settles the engine

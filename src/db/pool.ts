@@ -6,6 +6,7 @@ import type { Config, Engine } from '../config.js';
 import { ConnectionLostError, classifyDatabaseError } from './errors.js';
 import { createGate, createGatedPool } from './gate.js';
 import { createListener, type ListenHandlers, type Listener } from './listener.js';
+import { createReadRouting, type ReadRouting } from './replicas.js';
 import { createRollupRefresher, noRefresh, type RollupRefresher } from './rollupRefresher.js';
 
 export type Db = {
@@ -22,6 +23,8 @@ export type Db = {
   engine: Engine;
   /** Keeps the timescale engine's rollups current below the horizon. */
   rollups: RollupRefresher;
+  /** Heavy reads (downloads, histories, aggregates) on a current read replica, or on the primary. */
+  replicas: ReadRouting;
   /** Listens for notifications on `channel` on a connection of its own, kept open across failures. */
   listen: (channel: string, handlers: ListenHandlers) => Listener;
   close: () => Promise<void>;
@@ -44,7 +47,10 @@ export type PoolOptions = {
   copyTimeoutMs?: number;
   ingestPoolSize?: number;
   streamPoolSize?: number;
-  /** Where the rollup refresher reports failures. */
+  /** Streaming replicas of `url` (DATABASE_READ_URL), and how far behind one may be and still serve reads. */
+  readUrls?: string[];
+  replicaMaxLagSeconds?: number;
+  /** Where the rollup refresher and the replica monitor report. */
   log?: Logger;
 };
 
@@ -56,6 +62,8 @@ export function poolOptionsFrom(config: Config, log?: Logger): PoolOptions {
     copyTimeoutMs: config.downloadTimeoutMs,
     ingestPoolSize: config.ingestPoolSize,
     streamPoolSize: config.streamPoolSize,
+    readUrls: config.readUrls,
+    replicaMaxLagSeconds: config.replicaMaxLagSeconds,
     log,
   };
 }
@@ -174,18 +182,26 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
   });
   const pool = gated.pool;
   const ingestPool = createPgPool(url, { size: options.ingestPoolSize ?? 4, waitMs: poolWaitMs, name: 'envmon ingest' });
-  const streamPool = createPgPool(url, {
-    size: options.streamPoolSize ?? 4,
-    waitMs: streamWaitMs,
-    statementTimeoutMs: options.copyTimeoutMs,
-    name: 'envmon download',
+  const readPools = (from: string, name: string) => ({
+    streamPool: createPgPool(from, {
+      size: options.streamPoolSize ?? 4,
+      waitMs: streamWaitMs,
+      statementTimeoutMs: options.copyTimeoutMs,
+      name: `envmon download${name}`,
+    }),
+    readPool: createPgPool(withSettings(from, readSettings), {
+      size: options.poolSize,
+      waitMs: poolWaitMs,
+      statementTimeoutMs: options.statementTimeoutMs,
+      name: `envmon reads${name}`,
+    }),
   });
-  const readPool = createPgPool(withSettings(url, readSettings), {
-    size: options.poolSize,
-    waitMs: poolWaitMs,
-    statementTimeoutMs: options.statementTimeoutMs,
-    name: 'envmon reads',
-  });
+  const { streamPool, readPool } = readPools(url, '');
+  const replicas = createReadRouting(
+    { readPool, streamPool },
+    (options.readUrls ?? []).map((replicaUrl) => ({ name: describeUrl(replicaUrl), ...readPools(replicaUrl, ' (replica)') })),
+    { maxLagSeconds: options.replicaMaxLagSeconds ?? 5, log: options.log },
+  );
   const rollups =
     engine === 'timescale'
       ? createRollupRefresher(withUtc(url), { lockTimeoutMs: options.statementTimeoutMs, log: options.log })
@@ -198,12 +214,20 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     readPool,
     engine,
     rollups,
+    replicas,
     listen: (channel, handlers) => createListener(withUtc(url), channel, handlers, options.log),
     close: async () => {
       await rollups.close();
+      await replicas.close();
       await Promise.all([gated.close(), ingestPool.end(), streamPool.end(), readPool.end()]);
     },
   };
+}
+
+/** host:port/database of a URL: what logs and /health/ name a server by, never its credentials. */
+export function describeUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 5432}${u.pathname}`;
 }
 
 /**

@@ -1,0 +1,129 @@
+import type { Logger } from 'pino';
+import { classifyDatabaseError } from './errors.js';
+import type { PgPool } from './pool.js';
+
+/** Where a read of the heavy kind (a download, a history, an aggregate) runs. */
+export type ReadPools = { readPool: PgPool; streamPool: PgPool; replica?: string };
+
+/** What /health/ says of a replica: `current` ones serve reads. */
+export type ReplicaState = 'current' | 'lagging' | 'unreachable' | 'not a standby';
+export type ReplicaStatus = { name: string; state: ReplicaState; lag_seconds: number | null };
+
+export type ReplicaConnection = { name: string; readPool: PgPool; streamPool: PgPool };
+
+export type ReadRouting = {
+  /**
+   * Runs `read` on a replica whose replay lag is within the limit (taking them in turn), or on the
+   * primary when there is none. A replica that cannot answer (down, restarting, out of connections,
+   * a query cancelled by recovery) is set aside until it answers the monitor again, and the read runs
+   * on the primary instead: a replica's fault never reaches the client.
+   */
+  prefer: <T>(read: (pools: ReadPools) => Promise<T>) => Promise<T>;
+  status: () => ReplicaStatus[];
+  close: () => Promise<void>;
+};
+
+type Tracked = ReplicaConnection & { state: ReplicaState; lagSeconds: number | null; replayed: bigint | null };
+
+const checkMs = 1_000;
+// The primary's WAL positions of the last hour: a replica further behind is simply lagging by more.
+const maxSamples = 3_600;
+
+/**
+ * Read replicas (PostgreSQL streaming standbys) and the lag of each, checked every second. The lag is
+ * the age of the oldest write the replica has not replayed: the primary's WAL position is sampled with
+ * its time, and a replica whose replay position is past every sample is current. Unlike the time since
+ * the last replayed transaction, this is 0 for an idle primary and keeps growing for a standby that
+ * has lost its primary.
+ */
+export function createReadRouting(
+  primary: { readPool: PgPool; streamPool: PgPool },
+  connections: ReplicaConnection[],
+  options: { maxLagSeconds: number; log?: Logger },
+): ReadRouting {
+  const replicas: Tracked[] = connections.map((c) => ({ ...c, state: 'unreachable', lagSeconds: null, replayed: null }));
+  const samples: { at: number; lsn: bigint }[] = [];
+  let turn = 0;
+  let checking: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const lagOf = (replayed: bigint, now: number) => {
+    const oldest = samples.find((s) => s.lsn > replayed);
+    return oldest ? (now - oldest.at) / 1000 : 0;
+  };
+
+  const setState = (replica: Tracked, state: ReplicaState, detail?: string) => {
+    if (replica.state !== state) options.log?.info({ replica: replica.name, state, lag_seconds: replica.lagSeconds, detail }, 'read replica state');
+    replica.state = state;
+  };
+
+  const checkReplica = async (replica: Tracked) => {
+    try {
+      const row = (await replica.readPool.query(
+        `select pg_is_in_recovery() as standby, (pg_last_wal_replay_lsn() - '0/0')::text as replayed`,
+      )).rows[0] as { standby: boolean; replayed: string | null };
+      if (!row.standby || row.replayed === null) {
+        replica.lagSeconds = null;
+        replica.replayed = null;
+        setState(replica, 'not a standby');
+        return;
+      }
+      replica.replayed = BigInt(row.replayed);
+      replica.lagSeconds = Math.round(lagOf(replica.replayed, Date.now()) * 1000) / 1000;
+      setState(replica, replica.lagSeconds <= options.maxLagSeconds ? 'current' : 'lagging');
+    } catch (error) {
+      replica.lagSeconds = null;
+      setState(replica, 'unreachable', error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const check = async () => {
+    try {
+      const lsn = BigInt(((await primary.readPool.query(`select (pg_current_wal_lsn() - '0/0')::text as lsn`)).rows[0] as { lsn: string }).lsn);
+      if (samples.at(-1)?.lsn !== lsn) samples.push({ at: Date.now(), lsn });
+    } catch {
+      // The primary's own outage is the service's to report; the replicas keep their last state.
+      return;
+    }
+    await Promise.all(replicas.map(checkReplica));
+    // Samples every replica has replayed are of no more use (the last is kept to date the next write).
+    const behind = replicas.map((r) => r.replayed).filter((r): r is bigint => r !== null);
+    const slowest = behind.length ? behind.reduce((a, b) => (a < b ? a : b)) : undefined;
+    while (samples.length > 1 && (samples.length > maxSamples || (slowest !== undefined && samples[0]!.lsn <= slowest))) samples.shift();
+  };
+
+  const tick = () => {
+    checking ??= check().finally(() => (checking = undefined));
+    return checking;
+  };
+  if (replicas.length) {
+    void tick();
+    timer = setInterval(() => void tick(), checkMs);
+    timer.unref();
+  }
+
+  const onPrimary: ReadPools = { readPool: primary.readPool, streamPool: primary.streamPool };
+
+  return {
+    prefer: async (read) => {
+      const current = replicas.filter((r) => r.state === 'current');
+      if (!current.length) return read(onPrimary);
+      const replica = current[turn++ % current.length]!;
+      try {
+        return await read({ readPool: replica.readPool, streamPool: replica.streamPool, replica: replica.name });
+      } catch (error) {
+        const failure = classifyDatabaseError(error);
+        if (failure !== 'unavailable' && failure !== 'busy') throw error;
+        replica.lagSeconds = null;
+        setState(replica, 'unreachable', error instanceof Error ? error.message : String(error));
+        return read(onPrimary);
+      }
+    },
+    status: () => replicas.map((r) => ({ name: r.name, state: r.state, lag_seconds: r.lagSeconds })),
+    close: async () => {
+      clearInterval(timer);
+      await checking;
+      await Promise.all(replicas.flatMap((r) => [r.readPool.end(), r.streamPool.end()]));
+    },
+  };
+}
