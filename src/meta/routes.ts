@@ -101,7 +101,7 @@ export function addMetaRoutes(api: Api): void {
     },
     async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = await checkHealth(db.pool);
+      ctx.body = await checkHealth(db.pool, db.replicas.status());
     },
   );
 

@@ -63,10 +63,12 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     },
   });
 
-  return async (args) => {
+  // On a current read replica when there is one: the version and the rows come from the same server, so
+  // an answer is never kept under a version its rows do not have.
+  return (args) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
     // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
-    const state = (await db.readPool.read<{ version: string; backlog: boolean; interval_seconds: number }>({
+    const state = (await readPool.read<{ version: string; backlog: boolean; interval_seconds: number }>({
       name: 'envmon_station_state',
       text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
                exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog
@@ -78,12 +80,13 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
       remember(key, cached);
       return result(key, cached, true);
     }
+    // A backlog is refreshed on the primary, and read there: a replica has the refresh only once replayed.
     if (state?.backlog) await db.rollups.refresh();
-    const rows = await aggregateReadings(db.readPool, args);
+    const rows = await aggregateReadings(state?.backlog ? db.readPool : readPool, args);
     const entry: Entry = { version: state?.version ?? '', rows, intervalSeconds: state?.interval_seconds ?? 60, answers: new Map() };
     // A station with no readings has no version: nothing to keep.
     const kept = Boolean(state) && maxBytes > 0;
     if (kept) remember(key, entry);
     return result(key, entry, kept);
-  };
+  });
 }

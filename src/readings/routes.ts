@@ -87,7 +87,7 @@ export function addReadingRoutes(api: Api): void {
       const stationId = stationParam(query.station, config.defaultStation);
       // Checked before the first byte: once the answer streams, the status cannot change.
       await requireStation(db.pool, stationId);
-      const body = await streamHistorical(db.streamPool, { stationId, hours: query.hours, quality: query.quality });
+      const body = await db.replicas.prefer(({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality }));
       ctx.type = 'application/json; charset=utf-8';
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;
@@ -190,9 +190,9 @@ export function addReadingRoutes(api: Api): void {
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
       const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) };
-      const body = query.output === 'parquet'
-        ? await streamParquetDownload(db.streamPool, args, parquetMetadata(cite))
-        : await streamDownload(db.streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns]));
+      const body = await db.replicas.prefer(({ streamPool }) => query.output === 'parquet'
+        ? streamParquetDownload(streamPool, args, parquetMetadata(cite))
+        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns])));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
       attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
