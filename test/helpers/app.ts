@@ -25,7 +25,8 @@ export type TestEnv = {
 /** A fresh database for `engine` and the real HTTP app on a free port, as `envmon serve` would run it. */
 export async function startTestApp(
   engine: Engine,
-  settings: Record<string, string> = {},
+  /** Settings beside the database's, or made from its URL (a replica of it). */
+  settings: Record<string, string> | ((databaseUrl: string) => Record<string, string>) = {},
   /** Adjusts the fresh database and returns the URL the app is to use (which may carry its own options). */
   prepare?: (databaseUrl: string) => Promise<string>,
 ): Promise<TestEnv> {
@@ -36,7 +37,7 @@ export async function startTestApp(
     PUBLIC_URL: 'http://envmon.test',
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'silent',
-    ...settings,
+    ...(typeof settings === 'function' ? settings(databaseUrl) : settings),
   });
   const log = pino({ level: config.logLevel });
   const db = await createDb(databaseUrl, engine, poolOptionsFrom(config, log));
