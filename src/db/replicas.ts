@@ -25,14 +25,15 @@ export type ReadRouting = {
 
 type Tracked = ReplicaConnection & { state: ReplicaState; lagSeconds: number | null; replayed: bigint | null };
 
-const checkMs = 1_000;
-// The primary's WAL positions of the last hour: a replica further behind is simply lagging by more.
+// The lag is known to within this: the primary's position is sampled this often.
+const checkMs = 250;
+// The primary's WAL positions of the last quarter hour: a replica further behind is lagging by more.
 const maxSamples = 3_600;
 
 /**
- * Read replicas (PostgreSQL streaming standbys) and the lag of each, checked every second. The lag is
- * the age of the oldest write the replica has not replayed: the primary's WAL position is sampled with
- * its time, and a replica whose replay position is past every sample is current. Unlike the time since
+ * Read replicas (PostgreSQL streaming standbys) and the lag of each, checked four times a second. The
+ * lag is the age of the oldest write the replica has not replayed: the primary's WAL position is sampled
+ * with its time, and a replica whose replay position is past every sample is current. Unlike the time since
  * the last replayed transaction, this is 0 for an idle primary and keeps growing for a standby that
  * has lost its primary.
  */

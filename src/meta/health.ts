@@ -27,9 +27,9 @@ export const healthSchema = z
         state: z.enum(['current', 'lagging', 'unreachable', 'not a standby']).openapi({
           description: 'current: serves downloads, histories and aggregates; lagging: replay lag beyond REPLICA_MAX_LAG_SECONDS, skipped until it catches up; unreachable: does not answer; not a standby: not in recovery, never used',
         }),
-        lag_seconds: z.number().nullable().openapi({ description: 'Age of the oldest write of the primary it has not replayed; 0 when it has replayed all; null when unknown' }),
+        lag_seconds: z.number().nullable().openapi({ description: 'Age of the oldest write of the primary it has not replayed, to within a quarter second; 0 when it has replayed all; null when unknown' }),
       }),
-    ).openapi({ description: 'The read replicas (DATABASE_READ_URL), checked every second; empty without them' }),
+    ).openapi({ description: 'The read replicas (DATABASE_READ_URL), checked four times a second; empty without them' }),
   })
   .openapi('Health');
 export type Health = z.infer<typeof healthSchema>;
