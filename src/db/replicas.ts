@@ -27,6 +27,18 @@ type Tracked = ReplicaConnection & { state: ReplicaState; lagSeconds: number | n
 
 // The lag is known to within this: the primary's position is sampled this often.
 const checkMs = 250;
+// A server that has not answered a check within this is unreachable: one that hangs (stopped, or cut
+// off without a reset) must not keep its last state, nor hold up the checks of the others.
+const answerMs = 2_000;
+
+/** `query` on `pool`, failing after answerMs however the server behaves. */
+function checkQuery<R>(pool: PgPool, query: string): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${answerMs} ms`)), answerMs);
+  });
+  return Promise.race([pool.query(query).then((result) => result.rows[0] as R), timeout]).finally(() => clearTimeout(timer));
+}
 // The primary's WAL positions of the last quarter hour: a replica further behind is lagging by more.
 const maxSamples = 3_600;
 
@@ -60,9 +72,10 @@ export function createReadRouting(
 
   const checkReplica = async (replica: Tracked) => {
     try {
-      const row = (await replica.readPool.query(
+      const row = await checkQuery<{ standby: boolean; replayed: string | null }>(
+        replica.readPool,
         `select pg_is_in_recovery() as standby, (pg_last_wal_replay_lsn() - '0/0')::text as replayed`,
-      )).rows[0] as { standby: boolean; replayed: string | null };
+      );
       if (!row.standby || row.replayed === null) {
         replica.lagSeconds = null;
         replica.replayed = null;
@@ -80,7 +93,7 @@ export function createReadRouting(
 
   const check = async () => {
     try {
-      const lsn = BigInt(((await primary.readPool.query(`select (pg_current_wal_lsn() - '0/0')::text as lsn`)).rows[0] as { lsn: string }).lsn);
+      const lsn = BigInt((await checkQuery<{ lsn: string }>(primary.readPool, `select (pg_current_wal_lsn() - '0/0')::text as lsn`)).lsn);
       if (samples.at(-1)?.lsn !== lsn) samples.push({ at: Date.now(), lsn });
     } catch {
       // The primary's own outage is the service's to report; the replicas keep their last state.

@@ -65,6 +65,7 @@ describe('read replicas', function () {
       after(async function () {
         this.timeout(60_000);
         // As it was, whatever a failed test left: running and replaying.
+        await standby?.thaw();
         await standby?.start();
         await standby?.resumeReplay().catch(() => {});
         await env?.close();
@@ -144,6 +145,26 @@ describe('read replicas', function () {
         await reader;
         assert.ok(statuses.length >= paths.length * 2, `${statuses.length} reads`);
         assert.deepEqual([...new Set(statuses)], [200], `statuses seen: ${[...new Set(statuses)].join(', ')}`);
+      });
+
+      it('sets a replica that hangs aside within seconds, and serves from the primary meanwhile', async function () {
+        this.timeout(60_000);
+        await standby!.freeze();
+        try {
+          const frozen = Date.now();
+          await waitForReplica(env, 'unreachable', 10_000);
+          assert.ok(Date.now() - frozen < 5_000, `set aside after ${Date.now() - frozen} ms`);
+          const started = Date.now();
+          for (const path of [`/api/v1/data/download/?station=${station}`, `/api/v1/data/aggregate/?station=${station}&period=hour`, `/api/v1/data/historical/?station=${station}&hours=720`]) {
+            const response = await env.get(path);
+            await response.arrayBuffer();
+            assert.equal(response.status, 200, path);
+          }
+          assert.ok(Date.now() - started < 2_000, `answered in ${Date.now() - started} ms`);
+        } finally {
+          await standby!.thaw();
+        }
+        await waitForReplica(env, 'current', 30_000);
       });
     });
   }

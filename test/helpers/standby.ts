@@ -17,6 +17,9 @@ export type Standby = {
   /** Stops or resumes replaying the primary's WAL (it keeps receiving it). */
   pauseReplay: () => Promise<void>;
   resumeReplay: () => Promise<void>;
+  /** Stops every process of the server where it stands (a hang: connections open, nothing answered), and resumes them. */
+  freeze: () => Promise<void>;
+  thaw: () => Promise<void>;
   /** Shuts it down fast (connections cut), and starts it again on the same port (when it is not running). */
   stop: () => Promise<void>;
   start: () => Promise<void>;
@@ -158,8 +161,17 @@ export async function startStandby(adminUrl: string): Promise<Standby | string> 
     running.kill('SIGINT');
     await exited;
   };
+  const signalAll = async (signal: 'SIGSTOP' | 'SIGCONT') => {
+    const pid = child?.pid;
+    if (!pid) return;
+    // The postmaster first, so that it forks no new backend meanwhile; then every backend it has.
+    const children = (await runCommand('pgrep', ['-P', String(pid)])).stdout.split('\n').filter(Boolean).map(Number);
+    for (const target of signal === 'SIGSTOP' ? [pid, ...children] : [...children, pid]) process.kill(target, signal);
+  };
   await start();
   return {
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
     port,
     urlOf,
     pauseReplay: async () => void (await adminQuery(adminOnStandby, 'select pg_wal_replay_pause()')),
@@ -167,6 +179,7 @@ export async function startStandby(adminUrl: string): Promise<Standby | string> 
     stop,
     start,
     close: async () => {
+      await signalAll('SIGCONT');
       await stop();
       rmSync(dir, { recursive: true, force: true });
     },
