@@ -11,13 +11,13 @@ import { testServer } from '../helpers/server.js';
 import { openStream } from '../helpers/sse.js';
 
 /** A request on a connection of its own, so that the proxy hands it to the next instance. */
-function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
+function request(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, body }));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }));
     });
     req.on('error', reject);
     req.end(init.body);
@@ -58,6 +58,15 @@ describeEngines('many instances on one database', (env) => {
         DATABASE_URL: env().databaseUrl, REDIS_URL: 'redis://127.0.0.1:6379', RATE_LIMIT_PER_MINUTE: '6', TRUST_PROXY: 'true',
       };
       instances = await Promise.all([spawnServe(settings), spawnServe(settings)]);
+      // An instance serves before its Redis connection is up, uncounted (the limit fails open): wait until
+      // each counts, from an address of its own.
+      for (const [i, instance] of instances.entries()) {
+        const deadline = Date.now() + 10_000;
+        while (!(await request(`${instance.url}/api/v1/`, { headers: { 'X-Forwarded-For': `10.76.0.${i + 1}` } })).headers['ratelimit-remaining']) {
+          if (Date.now() > deadline) throw new Error('an instance never counted in Redis');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
       proxy = await startProxy(instances.map((i) => i.url));
     });
     after(async () => {
