@@ -3,7 +3,7 @@ import { classifyDatabaseError } from './errors.js';
 import type { PgPool } from './pool.js';
 
 /** Where a read of the heavy kind (a download, a history, an aggregate) runs. */
-export type ReadPools = { readPool: PgPool; streamPool: PgPool; replica?: string };
+export type ReadPools = { readPool: PgPool; streamPool: PgPool };
 
 /** What /health/ says of a replica: `current` ones serve reads. */
 export type ReplicaState = 'current' | 'lagging' | 'unreachable' | 'not a standby';
@@ -30,6 +30,8 @@ const checkMs = 250;
 // A server that has not answered a check within this is unreachable: one that hangs (stopped, or cut
 // off without a reset) must not keep its last state, nor hold up the checks of the others.
 const answerMs = 2_000;
+// The primary's WAL positions of the last quarter hour: a replica further behind is lagging by more.
+const maxSamples = 3_600;
 
 /** `query` on `pool`, failing after answerMs however the server behaves. */
 function checkQuery<R>(pool: PgPool, query: string): Promise<R> {
@@ -39,8 +41,6 @@ function checkQuery<R>(pool: PgPool, query: string): Promise<R> {
   });
   return Promise.race([pool.query(query).then((result) => result.rows[0] as R), timeout]).finally(() => clearTimeout(timer));
 }
-// The primary's WAL positions of the last quarter hour: a replica further behind is lagging by more.
-const maxSamples = 3_600;
 
 /**
  * Read replicas (PostgreSQL streaming standbys) and the lag of each, checked four times a second. The
@@ -124,7 +124,7 @@ export function createReadRouting(
       if (!current.length) return read(onPrimary);
       const replica = current[turn++ % current.length]!;
       try {
-        return await read({ readPool: replica.readPool, streamPool: replica.streamPool, replica: replica.name });
+        return await read(replica);
       } catch (error) {
         const failure = classifyDatabaseError(error);
         if (failure !== 'unavailable' && failure !== 'busy') throw error;
