@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Listener } from '../db/listener.js';
 import type { Db } from '../db/pool.js';
-import { readBatchReadings, readCurrentVersions, readLogSince, type LoggedBatch } from './liveQueries.js';
+import { logPageSize, readBatchReadings, readCurrentVersions, readLogSince, type LoggedBatch } from './liveQueries.js';
 import { shapeReading, type Reading } from './shape.js';
 
 /** One committed batch of a station's new readings. */
@@ -67,7 +67,7 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
         feed.known = entry.version;
         for (const subscriber of feed.subscribers) deliver(subscriber, batch);
       }
-      if (logged.length < logLimit) return;
+      if (logged.length < logPageSize) return;
     }
   });
 
@@ -125,7 +125,7 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
             for (let more = true; more;) {
               const logged = await readLogSince(db.readPool, stationId, subscriber.cursor.get(stationId)!);
               for (const entry of logged) if (entry.version <= feed.known) deliver(subscriber, await batchOf(stationId, entry));
-              more = logged.length === logLimit && logged.at(-1)!.version < feed.known;
+              more = logged.length === logPageSize && logged.at(-1)!.version < feed.known;
             }
           }
           feed.subscribers.add(subscriber);
@@ -152,6 +152,3 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
     },
   };
 }
-
-// Log rows read at a time.
-const logLimit = 100;
