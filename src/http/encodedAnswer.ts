@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, gzip } from 'node:zlib';
 import type { Context } from 'koa';
-import { parquetType } from './parquetFile.js';
-import { compressionFor, compressionThreshold, negotiateEncoding, type ContentCoding } from './middleware/compression.js';
+import { compressibleType, compressionFor, compressionThreshold, negotiateEncoding, type ContentCoding } from './middleware/compression.js';
 
 const brotliOf = promisify(brotliCompress);
 const gzipOf = promisify(gzip);
@@ -35,9 +34,9 @@ export class EncodedAnswer {
   async send(ctx: Context): Promise<void> {
     ctx.type = this.type;
     ctx.set('ETag', this.etag);
-    // As the compression middleware does: HEAD and small answers are sent as they are.
-    // Parquet is compressed already, column by column.
-    const coding = ctx.method === 'HEAD' || this.type === parquetType || this.bytes.length < compressionThreshold ? 'identity' : negotiateEncoding(ctx);
+    // As the compression middleware does: HEAD, small answers and types that do not compress (Parquet,
+    // compressed already) are sent as they are.
+    const coding = ctx.method === 'HEAD' || this.bytes.length < compressionThreshold || !compressibleType(this.type) ? 'identity' : negotiateEncoding(ctx);
     if (coding === 'identity') {
       ctx.body = this.bytes;
       return;

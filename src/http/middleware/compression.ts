@@ -1,4 +1,5 @@
 import compress from 'koa-compress';
+import compressible from 'compressible';
 import type { Context, Middleware } from 'koa';
 import Negotiator from 'negotiator';
 import { constants, type BrotliOptions, type ZlibOptions } from 'node:zlib';
@@ -33,6 +34,13 @@ export function compressionFor(size: number | undefined): typeof thorough {
   return size === undefined || size >= swiftFrom ? swift : thorough;
 }
 
+/**
+ * Whether answers of a content type are compressed: those the mime database knows to compress (JSON,
+ * GeoJSON, CSV, HTML, scripts, styles), not those compressed already (Parquet) or unknown. koa-compress's
+ * own default, named so that answers kept already encoded follow the same rule.
+ */
+export const compressibleType = (type: string): boolean => compressible(type) === true;
+
 // brotli first when both are equally welcome: smaller for the same effort.
 const preference: ContentCoding[] = ['br', 'gzip', 'identity'];
 
@@ -45,6 +53,7 @@ const preference: ContentCoding[] = ['br', 'gzip', 'identity'];
 export function compression(): Middleware {
   return compress({
     threshold: compressionThreshold,
+    filter: compressibleType,
     br: (_type: string, size: number | undefined) => compressionFor(size).br,
     gzip: (_type: string, size: number | undefined) => compressionFor(size).gzip,
     deflate: false,
