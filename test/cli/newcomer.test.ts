@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { lines, runCli, runCommand, spawnServe, type ServeProcess } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 
 // The README's path for a newcomer, on the embedded PostgreSQL as `make start` runs it: the service
 // with its demo, then, in another terminal, a key for a demo station, a reading posted with curl, and
@@ -23,21 +23,6 @@ const alive = (pid: number | undefined) => {
     return false;
   }
 };
-
-/**
- * A port nothing listens on, below the range the kernel hands out to outgoing connections (32768 and up
- * here), so that no client socket of the other tests takes it between this check and the server's bind.
- */
-async function freePort(): Promise<number> {
-  for (let port = 20_000 + (process.pid % 10_000); ; port++) {
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = net.createServer();
-      probe.once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-}
 
 describe('a newcomer: make start, then a key, a reading and the chart from another terminal', function () {
   this.timeout(180_000);

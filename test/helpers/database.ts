@@ -27,7 +27,8 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection of its own to `url`, closed afterwards. */
+export async function admin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

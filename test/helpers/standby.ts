@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runCommand } from './cli.js';
+import { admin } from './database.js';
+import { freePort } from './ports.js';
 
 /**
  * A streaming replica of the test's PostgreSQL: pg_basebackup of the whole cluster into a second data
@@ -26,26 +27,7 @@ export type Standby = {
   close: () => Promise<void>;
 };
 
-async function adminQuery<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const adminQuery = async <R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> => (await admin(url, (c) => c.query<R>(text))).rows;
 
 /** The uid and gid of the postgres user when the tests run as root (PostgreSQL refuses to run as root). */
 async function serverUser(): Promise<{ uid: number; gid: number } | undefined> {

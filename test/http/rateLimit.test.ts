@@ -4,19 +4,12 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { startTestApp, type TestEnv } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { freePort } from '../helpers/ports.js';
 import { testServer } from '../helpers/server.js';
 
 const engine = () => testServer().engines[0]!;
 /** A client address of its own per test, so that counters never meet across tests or runs. */
 const client = () => ({ 'X-Forwarded-For': `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
