@@ -9,11 +9,8 @@
 // four times a second a reading is posted and the replica polled until it holds it (201 to visible on
 // the replica), beside the lag /health/ reports.
 import pg from 'pg';
-import { createSlonikPool } from '../src/db/pool.js';
-import { issueKey } from '../src/stations/keys.js';
-import { upsertStation } from '../src/stations/queries.js';
 import { startStandby } from '../test/helpers/standby.js';
-import { eachEngine, percentile, startServe } from './lib.js';
+import { eachEngine, percentile, startServe, stationsWithKeys } from './lib.js';
 
 const clients = Number(process.env.BENCH_CAPACITY_CLIENTS ?? 32);
 const seconds = Number(process.env.BENCH_CAPACITY_SECONDS ?? 15);
@@ -46,13 +43,7 @@ async function rawInserts(databaseUrl: string, connections: number, ms: number):
 }
 
 await eachEngine('capacity', async (engine, databaseUrl) => {
-  const pool = await createSlonikPool(databaseUrl, { poolSize: 4, statementTimeoutMs: 60_000 });
-  const keys: string[] = [];
-  for (let s = 0; s < stationCount; s++) {
-    await upsertStation(pool, { station_id: `cap-${s}`, name: `Capacity ${s}`, location_name: 'Bench', altitude_m: 1, latitude: 45, longitude: 6, status: 'active' });
-    keys.push((await issueKey(pool, `cap-${s}`)).key);
-  }
-  await pool.end();
+  const keys = await stationsWithKeys(databaseUrl, Array.from({ length: stationCount }, (_, s) => `cap-${s}`));
 
   const standby = await startStandby(adminOf(databaseUrl));
   if (typeof standby === 'string') {

@@ -7,6 +7,9 @@ import copyStreams from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Engine } from '../src/config.js';
+import { createSlonikPool } from '../src/db/pool.js';
+import { issueKey } from '../src/stations/keys.js';
+import { upsertStation } from '../src/stations/queries.js';
 import { startTestServer, type TestServer } from '../test/helpers/database.js';
 import { envmonBin, spawnServe } from '../test/helpers/cli.js';
 
@@ -57,6 +60,21 @@ export function envmon(args: string[], databaseUrl: string): Promise<string> {
     child.stdout.on('data', (c) => (out += c));
     child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`envmon ${args.join(' ')} exited ${code}`))));
   });
+}
+
+/** Active stations `ids` (made or updated), each with a fresh key, in the order given. */
+export async function stationsWithKeys(databaseUrl: string, ids: readonly string[]): Promise<string[]> {
+  const pool = await createSlonikPool(databaseUrl, { poolSize: 1, statementTimeoutMs: 600_000 });
+  try {
+    const keys: string[] = [];
+    for (const id of ids) {
+      await upsertStation(pool, { station_id: id, name: id, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
+      keys.push((await issueKey(pool, id)).key);
+    }
+    return keys;
+  } finally {
+    await pool.end();
+  }
 }
 
 export type BenchRow = {

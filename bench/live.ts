@@ -2,22 +2,13 @@
 // reading per request, back to back, for BENCH_LIVE_SECONDS; requests per second beside the limit, the
 // same single-row INSERTs into `readings` from 16 connections in the same run.
 import pg from 'pg';
-import { issueKey } from '../src/stations/keys.js';
-import { upsertStation } from '../src/stations/queries.js';
-import { createSlonikPool } from '../src/db/pool.js';
-import { benchRows, eachEngine, fmt, percentile, startServe } from './lib.js';
+import { benchRows, eachEngine, fmt, percentile, startServe, stationsWithKeys } from './lib.js';
 
 const stations = 16;
 const seconds = Number(process.env.BENCH_LIVE_SECONDS ?? 10);
 
 await eachEngine('live', async (engine, databaseUrl) => {
-  const pool = await createSlonikPool(databaseUrl, { poolSize: 1, statementTimeoutMs: 600_000 });
-  const keys: string[] = [];
-  for (let s = 0; s < stations; s++) {
-    await upsertStation(pool, { station_id: `live-${s}`, name: `Live ${s}`, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
-    keys.push((await issueKey(pool, `live-${s}`)).key);
-  }
-  await pool.end();
+  const keys = await stationsWithKeys(databaseUrl, Array.from({ length: stations }, (_, s) => `live-${s}`));
   const serve = await startServe(databaseUrl);
   try {
     // Each request carries its station's next reading, 10 ms apart, within the last half hour: above every

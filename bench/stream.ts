@@ -2,21 +2,15 @@
 // a subscriber of the second receives the readings a station posts through the first, one reading a
 // batch as a station sends live, and the time from each 201 to its event is measured. With several
 // subscribers at once, every one of them is timed. BENCH_STREAM_POSTS (200) batches, BENCH_STREAM_SUBSCRIBERS (1,20).
-import { createSlonikPool } from '../src/db/pool.js';
-import { issueKey } from '../src/stations/keys.js';
-import { upsertStation } from '../src/stations/queries.js';
 import { openStream, type SseStream } from '../test/helpers/sse.js';
-import { eachEngine, percentile, startServe } from './lib.js';
+import { eachEngine, percentile, startServe, stationsWithKeys } from './lib.js';
 
 const posts = Number(process.env.BENCH_STREAM_POSTS ?? 200);
 const subscriberCounts = (process.env.BENCH_STREAM_SUBSCRIBERS ?? '1,20').split(',').map(Number);
 
 await eachEngine('stream', async (engine, databaseUrl) => {
   const results: Record<string, unknown>[] = [];
-  const pool = await createSlonikPool(databaseUrl, { poolSize: 1, statementTimeoutMs: 60_000 });
-  await upsertStation(pool, { station_id: 'stream-1', name: 'Stream', location_name: 'Bench', altitude_m: 1, latitude: 45, longitude: 6, status: 'active' });
-  const { key } = await issueKey(pool, 'stream-1');
-  await pool.end();
+  const [key] = await stationsWithKeys(databaseUrl, ['stream-1']);
   const writer = await startServe(databaseUrl);
   const reader = await startServe(databaseUrl, { STREAMS_PER_CLIENT: '1000' });
   let minute = Math.floor(Date.now() / 60_000) * 60_000 - posts * subscriberCounts.length * 60_000;
