@@ -1,22 +1,24 @@
-import type { Db } from '../db/pool.js';
+import type { Db, PgPool } from '../db/pool.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
 import { columnsKey } from './aggregateColumns.js';
-import { aggregateReadings, type AggregateArgs, type AggregateRow } from './queries.js';
+import type { AggregateArgs } from './queries.js';
+
+/** An aggregate in one output format, and how many periods it has. */
+export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
 
 /**
- * An aggregate's rows, and its answer in an output format: the answer is made by `make` the first time
- * and kept with the rows, compressed forms included.
+ * How an output format of an aggregate is made: `make` reads it from `pool` for a station reporting
+ * every `intervalSeconds` (coverage), on the server the station's data version was read from.
  */
-export type AggregateResult = {
-  rows: readonly AggregateRow[];
-  /** The station's reporting interval the answer is read against (coverage); 60 for a station without readings. */
-  intervalSeconds: number;
-  answer: (output: string, type: string, make: () => string | Buffer) => EncodedAnswer;
+export type AggregateOutput = {
+  name: string;
+  type: string;
+  make: (pool: PgPool, intervalSeconds: number) => Promise<{ body: string | Buffer; periods: number }>;
 };
 
-type Entry = { version: string; rows: readonly AggregateRow[]; intervalSeconds: number; answers: Map<string, EncodedAnswer> };
+type Entry = { version: string; answers: Map<string, AggregateAnswer> };
 
-const entryBytes = (entry: Entry) => 64 + entry.rows.length * 96 + [...entry.answers.values()].reduce((sum, a) => sum + a.size, 0);
+const entryBytes = (entry: Entry) => 64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0);
 
 /**
  * The aggregates of a station, kept while its readings stay as they were: each answer is stored under
@@ -31,7 +33,7 @@ const entryBytes = (entry: Entry) => 64 + entry.rows.length * 96 + [...entry.ans
  * The same lookup tells whether a backfill of the station still waits for its rollups' refresh
  * (rollup_backlog, timescale only): the answer then waits for the refresh, as rollupsCurrent does.
  */
-export function createAggregateReader(db: Db, maxBytes: number): (args: AggregateArgs) => Promise<AggregateResult> {
+export function createAggregateReader(db: Db, maxBytes: number): (args: AggregateArgs, output: AggregateOutput) => Promise<AggregateAnswer> {
   const entries = new Map<string, { entry: Entry; bytes: number }>();
   let total = 0;
   const remember = (key: string, entry: Entry) => {
@@ -48,24 +50,10 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
       total -= value.bytes;
     }
   };
-  const result = (key: string, entry: Entry, kept: boolean): AggregateResult => ({
-    rows: entry.rows,
-    intervalSeconds: entry.intervalSeconds,
-    answer: (output, type, make) => {
-      let answer = entry.answers.get(output);
-      if (!answer) {
-        const made = make();
-        answer = new EncodedAnswer(typeof made === 'string' ? Buffer.from(made) : made, type);
-        entry.answers.set(output, answer);
-        if (kept && entries.get(key)?.entry === entry) remember(key, entry);
-      }
-      return answer;
-    },
-  });
 
-  // On a current read replica when there is one: the version and the rows come from the same server, so
+  // On a current read replica when there is one: the version and the answer come from the same server, so
   // an answer is never kept under a version its rows do not have.
-  return (args) => db.replicas.prefer(async ({ readPool }) => {
+  return (args, output) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
     // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
     const state = (await readPool.read<{ version: string; backlog: boolean; interval_seconds: number }>({
@@ -76,17 +64,20 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
       values: [args.stationId],
     })).rows[0];
     const cached = entries.get(key)?.entry;
-    if (state && !state.backlog && cached?.version === state.version) {
-      remember(key, cached);
-      return result(key, cached, true);
-    }
+    const current = state && !state.backlog && cached?.version === state.version ? cached : undefined;
+    const kept = current?.answers.get(output.name);
+    if (current) remember(key, current);
+    if (kept) return kept;
     // A backlog is refreshed on the primary, and read there: a replica has the refresh only once replayed.
     if (state?.backlog) await db.rollups.refresh();
-    const rows = await aggregateReadings(state?.backlog ? db.readPool : readPool, args);
-    const entry: Entry = { version: state?.version ?? '', rows, intervalSeconds: state?.interval_seconds ?? 60, answers: new Map() };
+    const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60);
+    const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods };
     // A station with no readings has no version: nothing to keep.
-    const kept = Boolean(state) && maxBytes > 0;
-    if (kept) remember(key, entry);
-    return result(key, entry, kept);
+    if (state && maxBytes > 0) {
+      const entry = current ?? { version: state.version, answers: new Map() };
+      entry.answers.set(output.name, answer);
+      remember(key, entry);
+    }
+    return answer;
   });
 }

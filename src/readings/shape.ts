@@ -2,7 +2,6 @@ import { parquetBuffer, type ParquetColumn } from '../http/parquetFile.js';
 import { z } from '../http/zod.js';
 import { defaultAggregateColumns, metricStats, rollupMetrics, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
 import type { AggregateRow } from './queries.js';
-import type { AggregatePeriod } from './schema.js';
 
 export const readingSchema = z
   .object({
@@ -72,51 +71,10 @@ export const aggregateResultSchema = z
 /** An aggregate's field names after period_start and count, in order: the columns, then expected and coverage_pct. */
 export const aggregateFieldNames = (columns: readonly AggregateColumn[]) => [...columns.map((c) => c.name), 'expected', 'coverage_pct'];
 
-/** How many readings a bucket of `period` starting at `start` (epoch ms) should hold inside [from, to), at one per `intervalSeconds`. */
-function expectedReadings(start: number, period: AggregatePeriod, range: { from: number; to: number }, intervalSeconds: number): number {
-  const at = new Date(start);
-  const end = period === 'hour' ? start + 3_600_000 : period === 'day' ? start + 86_400_000 : period === 'week' ? start + 7 * 86_400_000
-    : Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1);
-  const seconds = (Math.min(end, range.to) - Math.max(start, range.from)) / 1000;
-  return Math.ceil(seconds / intervalSeconds);
-}
-
-/** What an aggregate's rows are read against: the period, the requested range (UTC days, inclusive) and the station's interval. */
-export type AggregateFrame = { period: AggregatePeriod; from?: string; to?: string; intervalSeconds: number };
-
-/** Each row's values after period_start, as the answer gives them: the columns, then expected and coverage_pct. */
-function* recordsOf(rows: readonly AggregateRow[], frame: AggregateFrame): Generator<{ start: number; values: (number | null)[] }> {
-  const range = {
-    from: frame.from ? Date.parse(`${frame.from}T00:00:00Z`) : -Infinity,
-    to: frame.to ? Date.parse(`${frame.to}T00:00:00Z`) + 86_400_000 : Infinity,
-  };
-  for (const row of rows) {
-    const expected = expectedReadings(row[0], frame.period, range, frame.intervalSeconds);
-    const coverage = expected > 0 ? Math.round((row[1] / expected) * 1000) / 10 : null;
-    yield { start: row[0], values: [...row.slice(1), expected, coverage] };
-  }
-}
-
-/**
- * The aggregate rows as a JSON array of AggregateResult, from the driver's arrays. Built as objects of one
- * shape and given to JSON.stringify, whose fast path writes a year of hourly buckets (100,000 numbers) in
- * about half the time of concatenating their text here.
- */
-export function aggregateJson(rows: readonly AggregateRow[], columns: readonly AggregateColumn[], frame: AggregateFrame): string {
-  const names = ['count', ...aggregateFieldNames(columns)];
-  const records: Record<string, string | number | null>[] = [];
-  for (const { start, values } of recordsOf(rows, frame)) {
-    const record: Record<string, string | number | null> = { period_start: new Date(start).toISOString() };
-    for (let k = 0; k < values.length; k++) record[names[k]!] = values[k] ?? null;
-    records.push(record);
-  }
-  return JSON.stringify(records);
-}
-
 /** The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls are empty fields. */
-export function aggregateCsv(rows: readonly AggregateRow[], frame: AggregateFrame, preamble: string): string {
+export function aggregateCsv(rows: readonly AggregateRow[], preamble: string): string {
   const lines: string[] = [];
-  for (const { start, values } of recordsOf(rows, frame)) lines.push(`${new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`);
+  for (const [start, ...values] of rows) lines.push(`${new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`);
   return preamble + lines.join('');
 }
 
@@ -130,10 +88,10 @@ export const aggregateParquetColumns = (columns: readonly AggregateColumn[]): Pa
 ];
 
 /** The aggregate rows as a Parquet file, with `metadata` (licence, citation) in its key-value metadata. */
-export function aggregateParquet(rows: readonly AggregateRow[], columns: readonly AggregateColumn[], frame: AggregateFrame, metadata: Record<string, string>): Buffer {
+export function aggregateParquet(rows: readonly AggregateRow[], columns: readonly AggregateColumn[], metadata: Record<string, string>): Buffer {
   const kinds = aggregateParquetColumns(columns);
   const values: (bigint | number | null)[][] = kinds.map(() => []);
-  for (const { start, values: fields } of recordsOf(rows, frame)) {
+  for (const [start, ...fields] of rows) {
     values[0]!.push(BigInt(start) * 1000n);
     for (let k = 0; k < fields.length; k++) {
       const value = fields[k] ?? null;

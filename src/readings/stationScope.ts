@@ -18,15 +18,6 @@ export async function requireStation(db: CommonQueryMethods, stationId: string):
   if (!(await stationExists(db, stationId))) throw notFound(`station '${stationId}' is unknown`);
 }
 
-/**
- * Rows of a station-scoped query: an empty answer is checked against the stations, so that an unknown
- * station is a 404 while the common case (rows found) costs no second query.
- */
-export async function rowsOfStation<T>(db: CommonQueryMethods, stationId: string, rows: readonly T[]): Promise<readonly T[]> {
-  if (rows.length === 0) await requireStation(db, stationId);
-  return rows;
-}
-
 /** Throws 404 naming every unknown station among `ids`. */
 export async function requireStations(db: CommonQueryMethods, ids: string[]): Promise<void> {
   const unknown = await findUnknownStations(db, ids);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Db } from '../db/pool.js';
-import { aggregateReadingsOn, findLatestReadingOn } from './queries.js';
+import { findLatestReadingOn, prepareAggregate } from './queries.js';
 import { aggregatePeriods } from './schema.js';
 
 /**
@@ -17,8 +17,8 @@ export async function warmUpReads(db: Db, connections: number): Promise<void> {
       clients.map(async (client) => {
         await findLatestReadingOn(client, '');
         for (const period of aggregatePeriods) {
-          await aggregateReadingsOn(client, { stationId: '', period });
-          if (period === 'week' || period === 'month') await aggregateReadingsOn(client, { stationId: '', period, from: '2000-01-01' });
+          await prepareAggregate(client, { stationId: '', period });
+          if (period === 'week' || period === 'month') await prepareAggregate(client, { stationId: '', period, from: '2000-01-01' });
         }
       }),
     );

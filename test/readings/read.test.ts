@@ -176,6 +176,21 @@ describeEngines('GET /data/aggregate/', (env) => {
     await compare('day');
   });
 
+  it('rounds coverage to one decimal half up, as the oracle does, for every output', async () => {
+    // One reading every 225 s is 16 an hour: 1, 3 and 5 readings are 6.25, 18.75 and 31.25 per cent exactly.
+    const id = 'rd-coverage-half';
+    const key = await stationWithKey(env(), id);
+    assert.equal((await runCli(['stations', 'add', id, '--name', 'Half', '--location-name', 'Test', '--altitude', '1', '--interval-seconds', '225'], { DATABASE_URL: env().databaseUrl })).code, 0);
+    const readings = [1, 3, 5].flatMap((n, hour) => Array.from({ length: n }, (_, i) => ({
+      timestamp: new Date(Date.UTC(2026, 0, 5, hour, i)).toISOString(), temperature_c: 20, humidity_rh: 50, pressure_hpa: 1000,
+    })));
+    assert.equal((await postBatch(env(), key, { station_id: id, readings })).status, 201);
+    const { body } = await env().getJson(`/api/v1/data/aggregate/?station=${id}&period=hour`);
+    assert.deepEqual(body.results.map((r: { expected: number; coverage_pct: number }) => [r.expected, r.coverage_pct]), [[16, 6.3], [16, 18.8], [16, 31.3]]);
+    const csv = (await (await env().get(`/api/v1/data/aggregate/?station=${id}&period=hour&output=csv`)).text()).split('\n').filter((l) => /^\d/.test(l));
+    assert.deepEqual(csv.map((line) => line.split(',').slice(-2).join(',')), ['16,6.3', '16,18.8', '16,31.3']);
+  });
+
   it('starts weeks on Monday and months on the 1st, in UTC', async () => {
     const weeks = await compare('week');
     for (const r of weeks.results) assert.equal(new Date(r.period_start).getUTCDay(), 1, r.period_start);
