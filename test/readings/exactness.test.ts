@@ -168,6 +168,33 @@ describeEngines(
       await assertAllRollupsExact(env(), 'ex-flag');
     });
 
+    it('leaves no bucket stale after a change of many buckets that ends exactly on one\'s start (override, deletion, backfill)', async function () {
+      // TimescaleDB 2.28 refreshing in batches stranded that last bucket (timescale/timescaledb#10221).
+      this.timeout(120_000);
+      const { db } = env();
+      const key = await stationWithKey(env(), 'ex-edge');
+      // Every 8 hours over 20 days from a midnight: a reading on each midnight, every edge of the changes below.
+      const start = daysAgo(24);
+      const every8h = (from: string, count: number, offset = 0) => batch(from, count, 480, offset);
+      assert.equal((await postBatch(env(), key, { station_id: 'ex-edge', readings: every8h(start, 60) })).status, 201);
+      const midnight = (day: number) => new Date(Date.parse(start) + day * 86_400_000).toISOString();
+      // Read (which refreshes the backfill) before each change, so that a refresh has only that change to take in.
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, 'ex-edge')) > 0, 'stored');
+      await recordOverride(db, { stationId: 'ex-edge', from: midnight(2), to: midnight(7), flag: 'invalid', reason: 'edge' });
+      await assertAllRollupsExact(env(), 'ex-edge');
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, 'ex-edge')) > 0, 'override');
+      const removed = await runCli(['readings', 'delete', '--station', 'ex-edge', '--from', midnight(9), '--to', midnight(15)], { DATABASE_URL: env().databaseUrl });
+      assert.equal(removed.code, 0, removed.stderr);
+      await assertAllRollupsExact(env(), 'ex-edge');
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, 'ex-edge')) > 0, 'deletion');
+      // A backfill of those days again, an hour later each, ending on the last midnight deleted.
+      const again = [...every8h(midnight(9), 18, 60), { timestamp: midnight(15), temperature_c: 3, humidity_rh: 50, pm2_5: 7 }];
+      assert.equal((await postBatch(env(), key, { station_id: 'ex-edge', readings: again })).status, 201);
+      // Asked for at once (a backfill's refresh is awaited by the answer), then in the rollups themselves.
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, 'ex-edge')) > 0, 'backfill');
+      await assertAllRollupsExact(env(), 'ex-edge');
+    });
+
     it('records the reason of an override and lists it (envmon flag --reason, --list)', async function () {
       this.timeout(60_000);
       await stationWithKey(env(), 'ex-cli');

@@ -1,0 +1,24 @@
+-- Refreshes each rollup in one pass, not in batches. TimescaleDB 2.28 refreshes a manual call in batches
+-- of buckets, and that left out a bucket when a change ended exactly on its start: a flag override of
+-- five days ending at midnight kept the hour from midnight stale (its invalidation stranded in the
+-- materialisation log until some later refresh covered it). That is timescale/timescaledb#10221, fixed
+-- upstream by #10242; `buckets_per_batch` 0 refreshes as 2.27 did, which is also what each of our
+-- refreshes needs: the invalidated ranges, at once.
+create or replace procedure envmon_refresh_rollups(job_id integer default null, config jsonb default null)
+language plpgsql as $$
+declare
+  level record;
+begin
+  perform pg_advisory_lock(7301946500);
+  for level in
+    select * from (values
+      ('readings_hourly', interval '1 hour', 1), ('readings_daily', interval '1 day', 2),
+      ('readings_weekly', interval '1 week', 3), ('readings_monthly', interval '1 month', 4)
+    ) as l (rollup, width, position) order by position
+  loop
+    call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()),
+      options => '{"buckets_per_batch": 0}');
+    commit;
+  end loop;
+  perform pg_advisory_unlock(7301946500);
+end $$;
