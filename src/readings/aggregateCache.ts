@@ -6,19 +6,43 @@ import type { AggregateArgs } from './queries.js';
 /** An aggregate in one output format, and how many periods it has. */
 export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
 
+/** The part of an answer made of the periods before `before` (epoch ms), kept while they stay settled. */
+export type SettledPart = { before: number; periods: number; text: string };
+
 /**
- * How an output format of an aggregate is made: `make` reads it from `pool` for a station reporting
- * every `intervalSeconds` (coverage), on the server the station's data version was read from.
+ * How an output format of an aggregate is made: `make` reads it from `pool` (the server the station's
+ * data version was read from) for a station reporting every `intervalSeconds` (coverage). `settled`
+ * says from where the station's periods may still change: a format that can reuse its earlier periods
+ * gives back its part before `settled.before`, and is handed that part again (`kept`) while those
+ * periods stay as they were.
  */
 export type AggregateOutput = {
   name: string;
   type: string;
-  make: (pool: PgPool, intervalSeconds: number) => Promise<{ body: string | Buffer; periods: number }>;
+  make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart }) =>
+    Promise<{ body: string | Buffer; periods: number; settled?: SettledPart }>;
 };
 
-type Entry = { version: string; answers: Map<string, AggregateAnswer> };
+type Entry = {
+  version: string;
+  answers: Map<string, AggregateAnswer>;
+  /** Each format's settled part, under the station's settled mark it was made at. */
+  settled: Map<string, { mark: string; part: SettledPart }>;
+};
 
-const entryBytes = (entry: Entry) => 64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0);
+const entryBytes = (entry: Entry) =>
+  64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.text.length, 0);
+
+const dayMs = 86_400_000;
+
+/**
+ * The first period of `period` that may still change, when the station's readings have changed only from
+ * `settledBefore` (the first of a month) on: that month's first hour, day or month, or the week it falls in
+ * (weeks start on Monday).
+ */
+function firstUnsettled(period: AggregateArgs['period'], settledBefore: number): number {
+  return period === 'week' ? settledBefore - ((new Date(settledBefore).getUTCDay() + 6) % 7) * dayMs : settledBefore;
+}
 
 /**
  * The aggregates of a station, kept while its readings stay as they were: each answer is stored under
@@ -32,6 +56,11 @@ const entryBytes = (entry: Entry) => 64 + [...entry.answers.values()].reduce((su
  *
  * The same lookup tells whether a backfill of the station still waits for its rollups' refresh
  * (rollup_backlog, timescale only): the answer then waits for the refresh, as rollupsCurrent does.
+ *
+ * A station posting every minute changes its version with each batch, but not its settled mark
+ * (station_latest.settled_version and settled_before, migration 0020): while that stands, its periods
+ * before settled_before are as they were, and a JSON answer is made again from its kept part and its
+ * periods from that month on (for a year of hourly periods, 700 of 8,760).
  */
 export function createAggregateReader(db: Db, maxBytes: number): (args: AggregateArgs, output: AggregateOutput) => Promise<AggregateAnswer> {
   const entries = new Map<string, { entry: Entry; bytes: number }>();
@@ -56,10 +85,12 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   return (args, output) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
     // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
-    const state = (await readPool.read<{ version: string; backlog: boolean; interval_seconds: number }>({
+    const state = (await readPool.read<{ version: string; backlog: boolean; interval_seconds: number; settled_mark: string; settled_before: number }>({
       name: 'envmon_station_state',
       text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
-               exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog
+               exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
+               l.settled_version::text || '/' || s.interval_seconds as settled_mark,
+               (extract(epoch from l.settled_before) * 1000)::float8 as settled_before
              from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
       values: [args.stationId],
     })).rows[0];
@@ -70,12 +101,19 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     if (kept) return kept;
     // A backlog is refreshed on the primary, and read there: a replica has the refresh only once replayed.
     if (state?.backlog) await db.rollups.refresh();
-    const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60);
+    // Without a version (no readings yet) nothing is settled: before -Infinity.
+    const mark = state ? `${state.settled_mark}/${state.settled_before}` : '';
+    const before = state ? firstUnsettled(args.period, state.settled_before) : -Infinity;
+    const settled = cached?.settled.get(output.name);
+    const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60, {
+      before, kept: state && settled?.mark === mark && settled.part.before === before ? settled.part : undefined,
+    });
     const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods };
     // A station with no readings has no version: nothing to keep.
     if (state && maxBytes > 0) {
-      const entry = current ?? { version: state.version, answers: new Map() };
+      const entry: Entry = current ?? { version: state.version, answers: new Map(), settled: new Map() };
       entry.answers.set(output.name, answer);
+      if (made.settled) entry.settled.set(output.name, { mark, part: made.settled });
       remember(key, entry);
     }
     return answer;

@@ -91,10 +91,11 @@ export type AggregateArgs = {
 export type AggregateRow = [number, number, ...(number | null)[]];
 
 // $1 station, $2 first date, $3 last date (both inclusive whole UTC days, either null), $4 quality flag or
-// null, $5 the station's reporting interval in seconds.
+// null, $5 the station's reporting interval in seconds, $6 the first period wanted ('-infinity' for all:
+// a kept answer's later periods are computed again from one).
 const rangeStart = `coalesce(($2::date)::timestamp at time zone 'UTC', '-infinity')`;
 const rangeEnd = `coalesce(($3::date + 1)::timestamp at time zone 'UTC', 'infinity')`;
-const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4)`;
+const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4) and bucket >= $6::timestamptz`;
 /** `at + 1 unit` on the UTC calendar: a month or a day never stretches across a zone's clock change. */
 const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + interval '1 ${unit}') at time zone 'UTC'`;
 
@@ -161,8 +162,8 @@ const statementName = (kind: string, period: AggregatePeriod, cut: boolean, metr
   period === 'hour' ? undefined : `envmon_aggregate_${kind}_${period}${cut ? '_cut' : ''}_${columnsKey(metrics)}`;
 
 const isCut = (args: AggregateArgs) => args.period !== 'hour' && args.period !== 'day' && Boolean(args.from || args.to);
-const valuesOf = (args: AggregateArgs, intervalSeconds: number) =>
-  [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null, intervalSeconds];
+const valuesOf = (args: AggregateArgs, intervalSeconds: number, since = '-infinity') =>
+  [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null, intervalSeconds, since];
 
 /** The statement of an aggregate's rows (CSV, Parquet): one prepared statement per period, range shape and set of columns. */
 function rowsQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig {
@@ -189,9 +190,10 @@ const doubles = { getTypeParser: () => Number } as unknown as pg.CustomTypesConf
  * (115,000 numbers) then reaches the service as one text, rather than as values the driver parses one
  * by one and the service prints again, which held the event loop for about 40 ms: four clients asking
  * for it got 13 answers a second, and get 22 now. Every value is finite (readings are within ±1e9), so
- * each prints as a JSON number (1e-05 and -0 are JSON too).
+ * each prints as a JSON number (1e-05 and -0 are JSON too). The periods come in two parts, split at $7:
+ * those before it, which a kept answer can reuse while they stay settled, and the rest.
  */
-function jsonQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig {
+function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, split: string): pg.QueryConfig {
   const columns = columnsOf(args.metrics);
   const cut = isCut(args);
   const field = (name: string, value: string) => `',"${name}":' || coalesce((${value})::text, 'null')`;
@@ -203,28 +205,42 @@ function jsonQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig
     field('coverage_pct', 'coverage_pct'),
     `'}'`,
   ].join(' || ');
+  const part = (name: string, test: string) =>
+    `count(*) filter (where ${test})::int as ${name}_periods,
+     coalesce(string_agg(${record}, ',' order by start) filter (where ${test}), '') as ${name}_results`;
   return {
     name: statementName('json', args.period, cut, args.metrics),
-    text: `select count(*)::int as periods, coalesce(string_agg(${record}, ',' order by start), '') as results
+    text: `select ${part('settled', 'bucket < $7::timestamptz')}, ${part('later', 'bucket >= $7::timestamptz')}
            from (${periodsSql(args.period, cut, columns)}) p`,
-    values: valuesOf(args, intervalSeconds),
+    values: [...valuesOf(args, intervalSeconds, since), split],
   };
 }
+
+/** Periods of an aggregate as the JSON text of their AggregateResult items, comma-separated, and how many. */
+export type JsonPeriods = { periods: number; results: string };
 
 /** The aggregate rows, from a prepared statement: no row is validated one by one (the SQL fixes its types). */
 export async function aggregateReadings(pool: PgPool, args: AggregateArgs, intervalSeconds: number): Promise<AggregateRow[]> {
   return (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds))).rows;
 }
 
-/** The aggregate as the JSON text of its AggregateResult array's items, comma-separated, and how many there are. */
-export async function aggregateJsonItems(pool: PgPool, args: AggregateArgs, intervalSeconds: number): Promise<{ periods: number; results: string }> {
-  return (await pool.read<{ periods: number; results: string }>(jsonQuery(args, intervalSeconds))).rows[0]!;
+/**
+ * The aggregate's periods from `since` (ISO; '-infinity' for all) as AggregateResult JSON, in two parts:
+ * those before `split`, and the rest.
+ */
+export async function aggregateJsonPeriods(
+  pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
+): Promise<{ settled: JsonPeriods; later: JsonPeriods }> {
+  const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string }>(
+    jsonQuery(args, intervalSeconds, since, split),
+  )).rows[0]!;
+  return { settled: { periods: row.settled_periods, results: row.settled_results }, later: { periods: row.later_periods, results: row.later_results } };
 }
 
 /** Prepares an aggregate's statements on a connection already held. */
 export async function prepareAggregate(client: pg.ClientBase, args: AggregateArgs): Promise<void> {
   await client.query(rowsQuery(args, 60));
-  await client.query(jsonQuery(args, 60));
+  await client.query(jsonQuery(args, 60, '-infinity', 'infinity'));
 }
 
 /** The bucket widths compare chooses from, in seconds: the smallest giving at most 720 buckets. */

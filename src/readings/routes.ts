@@ -5,12 +5,12 @@ import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
 import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
-import { createAggregateReader, type AggregateOutput } from './aggregateCache.js';
-import type { PgPool } from '../db/pool.js';
+import { createAggregateReader } from './aggregateCache.js';
+import { aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './aggregateOutputs.js';
 import { parquetType } from '../http/parquetFile.js';
 import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from './attribution.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
-import { aggregateJsonItems, aggregateReadings, compareInterval, compareStations, findLatestReading, type AggregateRow } from './queries.js';
+import { compareInterval, compareStations, findLatestReading } from './queries.js';
 import { streamHistorical } from './historical.js';
 import {
   aggregateQuerySchema,
@@ -22,8 +22,7 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { columnsOf } from './aggregateColumns.js';
-import { aggregateCsv, aggregateFieldNames, aggregateParquet, aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
 import { requireStation, requireStations, stationParam } from './stationScope.js';
 
 const historicalSchema = z
@@ -116,27 +115,12 @@ export function addReadingRoutes(api: Api): void {
       const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
-      const columns = columnsOf(query.metrics);
       const range = { from: query.from_date, to: query.to_date };
       const dataset = { kind: 'aggregate', period: query.period } as const;
       const cite = citation(config.baseUrl, [stationId], range, dataset);
-      const header = ['period_start', 'count', ...aggregateFieldNames(columns)];
-      const rowsAs = (make: (rows: AggregateRow[]) => string | Buffer) => async (pool: PgPool, intervalSeconds: number) => {
-        const rows = await aggregateReadings(pool, args, intervalSeconds);
-        return { body: make(rows), periods: rows.length };
-      };
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
-      const output: AggregateOutput = query.output === 'csv'
-        ? { name: 'csv', type: 'text/csv; charset=utf-8', make: rowsAs((rows) => aggregateCsv(rows, preamble(cite, header))) }
-        : query.output === 'parquet'
-          ? { name: 'parquet', type: parquetType, make: rowsAs((rows) => aggregateParquet(rows, columns, parquetMetadata(cite))) }
-          : {
-            name: 'json', type: 'application/json; charset=utf-8',
-            make: async (pool, intervalSeconds) => {
-              const { periods, results } = await aggregateJsonItems(pool, args, intervalSeconds);
-              return { body: `{"station":${JSON.stringify(stationId)},"period":${JSON.stringify(query.period)},"count":${periods},"results":[${results}]}`, periods };
-            },
-          };
+      const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
+        : query.output === 'parquet' ? aggregateParquetOutput(args, cite) : aggregateJsonOutput(args);
       const { answer, periods } = await readAggregate(args, output);
       if (periods === 0) await requireStation(db.pool, stationId);
       if (query.output !== 'json') attributeDownload(ctx, downloadFileName([stationId], range, dataset, query.output), cite);

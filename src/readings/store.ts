@@ -173,6 +173,10 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
  * round trip, two when staged (the inserted readings are known only then). A batch of row errors only
  * (no source) is rolled back.
  */
+// A batch reaching back before the month the station's settled mark holds (or its first of a new month,
+// whose start the new row's default gives) takes a new mark from this month (migration 0020).
+const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
+
 async function commitBatch(client: pg.PoolClient, source: BatchSource | null, staged: boolean, timescale: boolean): Promise<StoreResult> {
   if (source === null) {
     await client.query('rollback');
@@ -193,7 +197,9 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
      with latest as (
        insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
-         first_ts = least(station_latest.first_ts, excluded.first_ts), version = nextval('station_data_version')
+         first_ts = least(station_latest.first_ts, excluded.first_ts), version = nextval('station_data_version'),
+         settled_version = case when ${reachesBack} then nextval('station_data_version') else station_latest.settled_version end,
+         settled_before = case when ${reachesBack} then excluded.settled_before else station_latest.settled_before end
        returning version
      ), logged as (
        insert into reading_log (station_id, version, readings, runs)

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { sql } from 'slonik';
+import { createAggregateReader } from '../../src/readings/aggregateCache.js';
+import { aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
 import { recordOverride } from '../../src/readings/overrides.js';
+import { aggregatePeriods } from '../../src/readings/schema.js';
+import { runCli } from '../helpers/cli.js';
 import { deleteReadings } from '../../src/readings/removal.js';
 import { anotherInstance, describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
@@ -39,5 +44,65 @@ describeEngines('aggregates asked again', (env) => {
     await deleteReadings(db, { stationId: 'ac-again', from: minute(0, base), to: minute(5000, base) });
     assert.equal((await postBatch(env(), key, { station_id: 'ac-again', readings: readings(base, 400, 2, 70) })).status, 201);
     await exact('deleted and stored again');
+  });
+
+  it('make a live station\'s answer again from its settled periods, and whole after any change reaching back, exact throughout', async function () {
+    this.timeout(180_000);
+    const { db } = env();
+    const id = 'ac-live';
+    const key = await stationWithKey(env(), id);
+    const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
+    // Every 8 hours over the two months before this one; live readings between this month's start and now.
+    const at = (ms: number, i: number) => ({ timestamp: new Date(ms).toISOString(), temperature_c: 5 + (i % 13), humidity_rh: 40 + (i % 7), pressure_hpa: 1000 + (i % 5), pm2_5: (i * 37) % 90 });
+    const history = Array.from({ length: 180 }, (_, i) => at(monthStart - (i + 1) * 8 * 3_600_000, i));
+    let live = 0;
+    const liveBatch = () => {
+      const span = Date.now() - monthStart;
+      return Array.from({ length: 3 }, () => at(monthStart + Math.floor((span * ++live) / 1000), live));
+    };
+    const post = async (batch: ReturnType<typeof liveBatch>) => assert.equal((await postBatch(env(), key, { station_id: id, readings: batch })).status, 201);
+
+    // This reader, beside the service's, tells how each answer was made: from a kept part, or whole.
+    const reader = createAggregateReader(db, 64 * 1024 * 1024);
+    const made = async (what: string, expected: 'kept' | 'whole') => {
+      for (const period of aggregatePeriods) {
+        const args = { stationId: id, period };
+        const json = aggregateJsonOutput(args);
+        let how = '';
+        const { answer } = await reader(args, { ...json, make: (pool, interval, settled) => ((how = settled.kept ? 'kept' : 'whole'), json.make(pool, interval, settled)) });
+        assert.equal(how, expected, `${what}: ${period}`);
+        // The same bytes as the answer made whole.
+        const whole = await createAggregateReader(db, 0)(args, json);
+        assert.equal(answer.bytes.toString(), whole.answer.bytes.toString(), `${what}: ${period} as made whole`);
+      }
+      // And the service's answers (each kept from the step before) against the GROUP BY over the readings.
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0, what);
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0, `${what}, asked again`);
+    };
+
+    await post(history);
+    await made('history', 'whole');
+    await post(liveBatch());
+    await made('a live batch', 'kept');
+    await post(liveBatch());
+    await made('another live batch', 'kept');
+    await post([at(monthStart - 20 * 3_600_000 - 60_000, 7)]);
+    await made('a late reading of last month', 'whole');
+    await post(liveBatch());
+    await made('a live batch after it', 'kept');
+    await recordOverride(db, { stationId: id, from: new Date(monthStart - 30 * 86_400_000).toISOString(), to: new Date(monthStart - 25 * 86_400_000).toISOString(), flag: 'invalid', reason: 'test' });
+    await made('an override', 'whole');
+    await post(liveBatch());
+    await made('a live batch after the override', 'kept');
+    assert.equal((await runCli(['stations', 'add', id, '--name', 'Live', '--location-name', 'Test', '--altitude', '1', '--interval-seconds', '300'], { DATABASE_URL: env().databaseUrl })).code, 0);
+    await made('a new interval', 'whole');
+    await deleteReadings(db, { stationId: id, from: new Date(monthStart - 40 * 86_400_000).toISOString(), to: new Date(monthStart - 35 * 86_400_000).toISOString() });
+    await made('a deletion', 'whole');
+    // A mark taken last month: the first live batch of this one takes a new mark, from this month.
+    await db.pool.query(sql.unsafe`update station_latest set settled_before = settled_before - interval '1 month' where station_id = ${id}`);
+    await post(liveBatch());
+    await made('the first live batch of a new month', 'whole');
+    await post(liveBatch());
+    await made('the next one', 'kept');
   });
 });

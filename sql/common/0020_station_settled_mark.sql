@@ -1,0 +1,10 @@
+-- How far back a station's readings have changed, for answers kept across its live writes: every write
+-- of the service since `settled_version` was taken touched only readings at or after `settled_before`
+-- (the first of a UTC month). So while a station's settled_version stands, its periods before
+-- settled_before are as they were when it was taken, and a kept aggregate needs only its later periods
+-- computed again. A station posting every minute changes its `version` with each batch, but its
+-- settled mark only when a batch reaches back before the month it holds (a backfill, an override, a
+-- deletion), or on its first write of a new month, which moves settled_before to that month.
+alter table station_latest
+  add column settled_version bigint not null default nextval('station_data_version'),
+  add column settled_before timestamptz not null default date_trunc('month', now(), 'UTC');
