@@ -132,15 +132,17 @@ export function chunk<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** The median milliseconds of `runs` calls of `fn`, after two unmeasured ones that warm it. */
-export async function medianMs(runs: number, fn: () => Promise<void>): Promise<number> {
-  await fn();
-  await fn();
+/**
+ * The median milliseconds of `runs` calls of `fn`, after two unmeasured ones that warm it; `before`, when
+ * given, runs ahead of each call, unmeasured.
+ */
+export async function medianMs(runs: number, fn: () => Promise<void>, before?: () => Promise<void>): Promise<number> {
   const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
+  for (let i = -2; i < runs; i++) {
+    await before?.();
     const started = performance.now();
     await fn();
-    times.push(performance.now() - started);
+    if (i >= 0) times.push(performance.now() - started);
   }
   return percentile(times.sort((a, b) => a - b), 50);
 }

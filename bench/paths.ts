@@ -7,6 +7,7 @@
 //   ingest, 4 clients         / raw COPY of the same rows                          target >= 0.75
 //   daily aggregate           / raw GROUP BY of the same statistics (speed-up)     target >= 50x
 //   hourly aggregate          / raw GROUP BY (speed-up)                            target >= 10x
+//     each asked again, computed (no answer kept), and live (after each new reading of the station)
 //   CSV download (identity, gzip, br) / psql \copy of the same query to /dev/null target >= 0.9
 //   /data/latest/, 16 keep-alive clients / the discovery document, same load      target >= 0.6
 //
@@ -167,13 +168,17 @@ await eachEngine('paths', async (engine, databaseUrl) => {
     await client.query('analyze');
 
     // Aggregates: the API (JSON read and parsed) against a GROUP BY of the same statistics over the readings,
-    // as asked again (served from memory while the station is unchanged) and computed each time (a server
-    // with AGGREGATE_CACHE_MB=0), as a first request is.
+    // as asked again (served from memory while the station is unchanged), computed each time (a server
+    // with AGGREGATE_CACHE_MB=0), as a first request is, and live: asked again after each new reading of
+    // the station (posted now, unmeasured), so made again from its kept part and its current month.
     const computing = sections.has('aggregate') ? await startServe(databaseUrl, { AGGREGATE_CACHE_MB: '0' }) : null;
+    let live = 0;
+    const postLive = () => post(serve.url, stations[0]!.key, 'json', body('json', station, benchRows(1, Date.now() - 1000 + (live++ % 1000))), 1);
+    const modes = [['asked again', serve.url], ['computed', computing?.url ?? ''], ['live', serve.url]] as const;
     try {
       for (const period of sections.has('aggregate') ? (['day', 'hour'] as const) : []) {
-        const speedups = { 'asked again': [] as number[], computed: [] as number[] };
-        const times = { raw: [] as number[], 'asked again': [] as number[], computed: [] as number[] };
+        const speedups = { 'asked again': [] as number[], computed: [] as number[], live: [] as number[] };
+        const times = { raw: [] as number[], 'asked again': [] as number[], computed: [] as number[], live: [] as number[] };
         for (let round = 0; round < rounds; round++) {
           const raw = await medianMs(Math.ceil(readRuns / 4), async () => {
             await client.query(
@@ -183,19 +188,19 @@ await eachEngine('paths', async (engine, databaseUrl) => {
             );
           });
           times.raw.push(raw);
-          for (const [how, origin] of [['asked again', serve.url], ['computed', computing!.url]] as const) {
+          for (const [how, origin] of modes) {
             const api = await medianMs(readRuns, async () => {
               const response = await fetch(`${origin}/api/v1/data/aggregate/?station=${station}&period=${period}`);
               const parsed = (await response.json()) as { count: number };
               if (response.status !== 200 || parsed.count === 0) throw new Error(`aggregate ${period}: ${response.status}`);
-            });
+            }, how === 'live' ? postLive : undefined);
             times[how].push(api);
             speedups[how].push(raw / api);
           }
         }
-        for (const how of ['asked again', 'computed'] as const) {
+        for (const [how] of modes) {
           const figure = spread(speedups[how], 1);
-          report({ path: `aggregate_${period}${how === 'computed' ? '_computed' : ''}`, api_p50_ms: times[how].map((t) => ratio(t)), limit_p50_ms: times.raw.map((t) => ratio(t)), speedup: figure.median, speedup_min: figure.min, speedup_max: figure.max },
+          report({ path: `aggregate_${period}${how === 'asked again' ? '' : `_${how}`}`, api_p50_ms: times[how].map((t) => ratio(t)), limit_p50_ms: times.raw.map((t) => ratio(t)), speedup: figure.median, speedup_min: figure.min, speedup_max: figure.max },
             `aggregate ${period.padEnd(4)} ${how.padEnd(11)} API p50 ${times[how].map((t) => fmt(t, 1)).join(' / ')} ms   raw GROUP BY p50 ${times.raw.map((t) => fmt(t, 0)).join(' / ')} ms   speed-up ${figure.text}x`);
         }
       }
