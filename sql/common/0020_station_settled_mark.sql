@@ -8,3 +8,19 @@
 alter table station_latest
   add column settled_version bigint not null default nextval('station_data_version'),
   add column settled_before timestamptz not null default date_trunc('month', now(), 'UTC');
+
+-- A writer that does not decide on the mark (an instance of an earlier release while a deployment rolls,
+-- or anything else that moves a station's version without a word on it) takes a new mark, as a change
+-- that may reach back anywhere. The service's ingest says it decided, for its transaction only.
+create function envmon_settle_undecided_write() returns trigger language plpgsql as $$
+begin
+  if new.version <> old.version and new.settled_version = old.settled_version
+     and coalesce(current_setting('envmon.settled_decided', true), '') <> 'on' then
+    new.settled_version := nextval('station_data_version');
+    new.settled_before := date_trunc('month', now(), 'UTC');
+  end if;
+  return new;
+end $$;
+
+create trigger station_latest_settled before update on station_latest
+  for each row execute function envmon_settle_undecided_write();

@@ -174,7 +174,8 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
  * (no source) is rolled back.
  */
 // A batch reaching back before the month the station's settled mark holds (or its first of a new month,
-// whose start the new row's default gives) takes a new mark from this month (migration 0020).
+// whose start the new row's default gives) takes a new mark from this month; the transaction says it
+// decided, so that the mark's trigger leaves a kept mark as it is (migration 0020).
 const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
 
 async function commitBatch(client: pg.PoolClient, source: BatchSource | null, staged: boolean, timescale: boolean): Promise<StoreResult> {
@@ -194,6 +195,7 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
   const station = client.escapeLiteral(source.stationId);
   await client.query(
     `${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
+     select set_config('envmon.settled_decided', 'on', true);
      with latest as (
        insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),

@@ -94,6 +94,15 @@ describeEngines('aggregates asked again', (env) => {
     await made('an override', 'whole');
     await post(liveBatch());
     await made('a live batch after the override', 'kept');
+    // A writer of an earlier release, which knows nothing of the mark: an override as 0.6.0 made it.
+    await db.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`update readings set quality_flag = 'suspect' where station_id = ${id} and ts < ${new Date(monthStart - 50 * 86_400_000).toISOString()}`);
+      await tx.query(sql.unsafe`update station_latest set version = nextval('station_data_version') where station_id = ${id}`);
+    });
+    await db.rollups.refresh();
+    await made('a change by a writer that knows nothing of the mark', 'whole');
+    await post(liveBatch());
+    await made('a live batch after it', 'kept');
     assert.equal((await runCli(['stations', 'add', id, '--name', 'Live', '--location-name', 'Test', '--altitude', '1', '--interval-seconds', '300'], { DATABASE_URL: env().databaseUrl })).code, 0);
     await made('a new interval', 'whole');
     await deleteReadings(db, { stationId: id, from: new Date(monthStart - 40 * 86_400_000).toISOString(), to: new Date(monthStart - 35 * 86_400_000).toISOString() });
