@@ -8,8 +8,13 @@ import { runCli } from '../helpers/cli.js';
 import { deleteReadings } from '../../src/readings/removal.js';
 import { anotherInstance, describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { seeded } from '../helpers/readings.js';
 import { assertAggregateApiExact } from '../helpers/oracle.js';
 import { daysAgo } from '../helpers/rollups.js';
+
+// Fixed and printed, so that a failure replays; FUZZ_SEED explores others.
+const seed = Number(process.env.FUZZ_SEED ?? 20_261_126);
+const steps = 14;
 
 const minute = (i: number, base: string) => new Date(Date.parse(base) + i * 60_000).toISOString();
 const readings = (base: string, count: number, offset: number, value: number) =>
@@ -113,5 +118,40 @@ describeEngines('aggregates asked again', (env) => {
     await made('the first live batch of a new month', 'whole');
     await post(liveBatch());
     await made('the next one', 'kept');
+  });
+
+  it(`stay exact through random live batches, late readings, overrides and deletions, asked after each (${steps} steps, FUZZ_SEED=${seed})`, async function () {
+    this.timeout(180_000);
+    const { db } = env();
+    const id = 'ac-random';
+    const key = await stationWithKey(env(), id);
+    const random = seeded(seed);
+    const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
+    const earliest = monthStart - 60 * 86_400_000;
+    // A time in this month up to now, or in the two months before it, to the second.
+    const thisMonth = () => monthStart + Math.floor(random() * (Date.now() - 1000 - monthStart) / 1000) * 1000;
+    const before = () => earliest + Math.floor(random() * (monthStart - earliest) / 1000) * 1000;
+    const reading = (ms: number) => ({
+      timestamp: new Date(ms).toISOString(), temperature_c: Math.round(random() * 600) / 10 - 20, humidity_rh: Math.round(random() * 100),
+      pressure_hpa: 950 + Math.round(random() * 1000) / 10, pm2_5: random() < 0.1 ? 1200 : Math.round(random() * 900) / 10,
+    });
+    const post = async (times: number[]) =>
+      assert.equal((await postBatch(env(), key, { station_id: id, readings: [...new Set(times)].sort((a, b) => a - b).map(reading) })).status, 201);
+    const range = (at: () => number) => {
+      const [a, b] = [at(), at()].sort((x, y) => x - y);
+      return { from: new Date(a!).toISOString(), to: new Date(b!).toISOString() };
+    };
+    await post(Array.from({ length: 200 }, before));
+    for (let step = 0; step < steps; step++) {
+      const choice = random();
+      const what = choice < 0.45 ? 'live batch' : choice < 0.65 ? 'late readings' : choice < 0.85 ? 'override' : 'deletion';
+      if (what === 'live batch') await post(Array.from({ length: 1 + Math.floor(random() * 5) }, thisMonth));
+      else if (what === 'late readings') await post(Array.from({ length: 1 + Math.floor(random() * 3) }, before));
+      else if (what === 'override') {
+        const flag = (['ok', 'suspect', 'invalid'] as const)[Math.floor(random() * 3)]!;
+        await recordOverride(db, { stationId: id, ...range(random() < 0.5 ? thisMonth : before), flag, reason: 'fuzz' });
+      } else await deleteReadings(db, { stationId: id, ...range(random() < 0.5 ? thisMonth : before) });
+      assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0, `step ${step}: ${what} (FUZZ_SEED=${seed})`);
+    }
   });
 });
