@@ -3,11 +3,15 @@
 -- five days ending at midnight kept the hour from midnight stale (its invalidation stranded in the
 -- materialisation log until some later refresh covered it). That is timescale/timescaledb#10221, fixed
 -- upstream by #10242; `buckets_per_batch` 0 refreshes as 2.27 did, which is also what each of our
--- refreshes needs: the invalidated ranges, at once.
+-- refreshes needs: the invalidated ranges, at once. Releases before 2.28 take no options and refresh in
+-- one pass already; which one is installed is looked up at each run, so an extension upgraded in place
+-- is followed.
 create or replace procedure envmon_refresh_rollups(job_id integer default null, config jsonb default null)
 language plpgsql as $$
 declare
   level record;
+  takes_options boolean := exists (
+    select 1 from pg_proc where proname = 'refresh_continuous_aggregate' and 'options' = any(proargnames));
 begin
   perform pg_advisory_lock(7301946500);
   for level in
@@ -16,8 +20,13 @@ begin
       ('readings_weekly', interval '1 week', 3), ('readings_monthly', interval '1 month', 4)
     ) as l (rollup, width, position) order by position
   loop
-    call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()),
-      options => '{"buckets_per_batch": 0}');
+    -- A CALL is resolved when it first runs: the branch a release cannot take is never looked up.
+    if takes_options then
+      call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()),
+        options => '{"buckets_per_batch": 0}');
+    else
+      call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()));
+    end if;
     commit;
   end loop;
   perform pg_advisory_unlock(7301946500);
