@@ -9,9 +9,9 @@ alter table station_latest
   add column settled_version bigint not null default nextval('station_data_version'),
   add column settled_before timestamptz not null default date_trunc('month', now(), 'UTC');
 
--- A writer that does not decide on the mark (an instance of an earlier release while a deployment rolls,
--- or anything else that moves a station's version without a word on it) takes a new mark, as a change
--- that may reach back anywhere. The service's ingest says it decided, for its transaction only.
+-- A write that moves a station's version without deciding on the mark (an override, a deletion, an
+-- instance of an earlier release while a deployment rolls) takes a new mark, as a change that may reach
+-- back anywhere. Only the service's ingest decides, and says so for its transaction.
 create function envmon_settle_undecided_write() returns trigger language plpgsql as $$
 begin
   if new.version <> old.version and new.settled_version = old.settled_version

@@ -17,12 +17,6 @@ export function stationLockSql(client: pg.ClientBase, stationId: string, mode: '
   return `select ${lock}(${stationLockSpace}, hashtext(${client.escapeLiteral(stationId)}))`;
 }
 
-/**
- * The SET of a write that may change a station's readings anywhere in time (an override, a deletion): a
- * new settled mark, from this month, so that no kept aggregate reuses periods from before it (0020).
- */
-export const settleAnew = sql.fragment`settled_version = nextval('station_data_version'), settled_before = date_trunc('month', now(), 'UTC')`;
-
 /** Takes the station's lock alone, for the transaction: no batch of the station writes meanwhile. */
 export async function lockStationExclusively(tx: CommonQueryMethods, stationId: string): Promise<void> {
   await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${stationId}))`);
@@ -65,9 +59,9 @@ export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ chan
         insert into quality_overrides (station_id, from_ts, to_ts, flag, reason)
         values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason})
       `);
+      // A new version without a word on the settled mark: station_latest's trigger takes a new one (0020).
       await tx.query(sql.type(z.object({}))`
-        update station_latest set version = nextval('station_data_version'), ${settleAnew}
-        where station_id = ${args.stationId}
+        update station_latest set version = nextval('station_data_version') where station_id = ${args.stationId}
       `);
       return tx.one(sql.type(flagged)`
         with changed as (

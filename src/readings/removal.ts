@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { retryOnConflict } from '../db/errors.js';
-import { lockStationExclusively, settleAnew } from './overrides.js';
+import { lockStationExclusively } from './overrides.js';
 
 const removed = z.object({ deleted: z.number() });
 
@@ -25,8 +25,8 @@ export async function deleteReadings(db: Db, args: { stationId: string; from: st
       await tx.query(sql.type(z.object({}))`
         with newest as (select max(ts) as ts, min(ts) as first_ts from readings where station_id = ${args.stationId}),
         moved as (
-          update station_latest set ts = newest.ts, first_ts = newest.first_ts, version = nextval('station_data_version'), ${settleAnew}
-          from newest
+          -- A new version without a word on the settled mark: the trigger of 0020 takes a new one.
+          update station_latest set ts = newest.ts, first_ts = newest.first_ts, version = nextval('station_data_version') from newest
           where station_latest.station_id = ${args.stationId} and newest.ts is not null
         )
         delete from station_latest where station_id = ${args.stationId} and (select ts from newest) is null
