@@ -165,6 +165,11 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
   return opened[2]!.rows as Override[];
 }
 
+// A batch reaching back before the month the station's settled mark holds (or its first of a new month,
+// whose start the new row's default gives) takes a new mark from this month; the transaction says it
+// decided, so that the mark's trigger leaves a kept mark as it is (migration 0020).
+const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
+
 /**
  * Ends a batch whose lines are written (`staged`: into the staging table, still to be inserted) and
  * releases the connection: the station's marks move out to the batch's bounds and its data version
@@ -173,11 +178,6 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
  * round trip, two when staged (the inserted readings are known only then). A batch of row errors only
  * (no source) is rolled back.
  */
-// A batch reaching back before the month the station's settled mark holds (or its first of a new month,
-// whose start the new row's default gives) takes a new mark from this month; the transaction says it
-// decided, so that the mark's trigger leaves a kept mark as it is (migration 0020).
-const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
-
 async function commitBatch(client: pg.PoolClient, source: BatchSource | null, staged: boolean, timescale: boolean): Promise<StoreResult> {
   if (source === null) {
     await client.query('rollback');
