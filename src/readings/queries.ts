@@ -237,9 +237,8 @@ export async function aggregateJsonPeriods(
   return { settled: { periods: row.settled_periods, results: row.settled_results }, later: { periods: row.later_periods, results: row.later_results } };
 }
 
-/** Prepares an aggregate's statements on a connection already held. */
+/** Prepares an aggregate's JSON statement, the one read most, on a connection already held. */
 export async function prepareAggregate(client: pg.ClientBase, args: AggregateArgs): Promise<void> {
-  await client.query(rowsQuery(args, 60));
   await client.query(jsonQuery(args, 60, '-infinity', 'infinity'));
 }
 
