@@ -10,6 +10,7 @@ create or replace procedure envmon_refresh_rollups(job_id integer default null, 
 language plpgsql as $$
 declare
   level record;
+  window_end timestamptz;
   takes_options boolean := exists (
     select 1 from pg_proc where proname = 'refresh_continuous_aggregate' and 'options' = any(proargnames));
 begin
@@ -20,12 +21,12 @@ begin
       ('readings_weekly', interval '1 week', 3), ('readings_monthly', interval '1 month', 4)
     ) as l (rollup, width, position) order by position
   loop
+    window_end := time_bucket(level.width, envmon_rollup_horizon());
     -- A CALL is resolved when it first runs: the branch a release cannot take is never looked up.
     if takes_options then
-      call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()),
-        options => '{"buckets_per_batch": 0}');
+      call refresh_continuous_aggregate(level.rollup::regclass, null, window_end, options => '{"buckets_per_batch": 0}');
     else
-      call refresh_continuous_aggregate(level.rollup::regclass, null, time_bucket(level.width, envmon_rollup_horizon()));
+      call refresh_continuous_aggregate(level.rollup::regclass, null, window_end);
     end if;
     commit;
   end loop;
