@@ -1,34 +1,35 @@
-import { copyText } from '../db/copyText.js';
-import { CopyLines } from './copyLines.js';
+import { CopyRows } from './copyRows.js';
+import { flagWords, readingFieldCount } from './readingColumns.js';
 import type { JsonBytes } from './jsonBytes.js';
-import { writeJsonReading } from './jsonReadingLine.js';
+import { writeJsonReading } from './jsonReadingRow.js';
 import { parseJson } from './parseJson.js';
 import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './readingRules.js';
 import { plausibilityBounds, type QualityFlag } from './quality.js';
 import type { NewReading } from './store.js';
 
-/** The COPY column list the lines follow. */
-export const readingColumns =
-  'station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data';
-
-/** The line's quality flag is its 13th field (after station and the 11 columns before it). */
-const flagField = 12;
-
-/** A line with another quality flag: the path of an operator's override, rare enough to split the line for. */
-export function withFlag(line: string, flag: QualityFlag): string {
-  const fields = line.split('\t');
-  fields[flagField] = flag;
-  return fields.join('\t');
+/** One reading's row: the station's text as bytes, its time, its measurements in numericFields' order. */
+function writeRow(
+  rows: CopyRows, station: Buffer, ms: number, values: readonly (number | null)[], flag: QualityFlag,
+  firmware: string | null, moduleJson: string | null,
+): void {
+  rows.startRow(readingFieldCount);
+  rows.writeField(station, 0, station.length);
+  rows.writeTimestamp(ms);
+  for (const value of values) {
+    if (value === null) rows.writeNull();
+    else rows.writeFloat8(value);
+  }
+  rows.writeWord(flagWords[flag]);
+  rows.writeText(firmware);
+  rows.writeJsonb(moduleJson);
+  rows.endRow(ms);
 }
-
 
 const numericIndex = new Map<string, number>(numericFields.map((field, i) => [field, i]));
 const aliasIndex = new Map<string, number>(Object.entries(fieldAliases).map(([alias, field]) => [alias, numericIndex.get(field)!]));
-type Metrics = [number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null, number | null];
 
 /** Outside the inclusive plausibility bounds; null never is. */
 const outside = (value: number | null, [min, max]: readonly [number, number]) => value !== null && (value < min || value > max);
-const n = (value: number | null) => (value === null ? '\\N' : value);
 
 // Keys the service decides itself (the station, the flag) or reads apart (the timestamp): never channels.
 const skippedKeys = new Set(['timestamp', 'quality_flag', 'station_id']);
@@ -45,23 +46,21 @@ function numeric(name: string, value: unknown): number | null {
 }
 
 /**
- * Turns posted readings into COPY lines for one station, in the column order of `readingColumns`, each
+ * Turns posted readings into COPY rows for one station, in the column order of `readingColumns`, each
  * with its timestamp beside it. `add` takes one reading as parsed from the body (a JSON object, or a CSV
  * row made into one): canonical fields and aliases into columns, soil channels and unknown keys into
  * module_data, the quality flag assigned; it throws RowError, adding nothing, when the reading cannot be
  * stored. `addJson` takes one still as the request's bytes, and writes the usual ones without parsing.
  */
 export class BatchEncoder {
-  readonly lines = new CopyLines();
-  private readonly station: string;
-  private readonly stationBytes: Buffer;
+  readonly rows = new CopyRows();
+  private readonly station: Buffer;
   private readonly latestMs: number;
   private readonly values: (number | null)[] = new Array(numericFields.length).fill(null);
 
   /** `latestMs`: readings after it are row errors (ahead of the server's clock beyond the tolerance). */
   constructor(stationId: string, latestMs = Infinity) {
-    this.station = copyText(stationId);
-    this.stationBytes = Buffer.from(this.station);
+    this.station = Buffer.from(stationId);
     this.latestMs = latestMs;
   }
 
@@ -75,7 +74,7 @@ export class BatchEncoder {
    * where it ends, or -1 with nothing written, and the reading is for `add` to judge.
    */
   writeInPlace(json: JsonBytes, start: number): number {
-    return writeJsonReading(json, start, this.lines, this.stationBytes, this.latestMs);
+    return writeJsonReading(json, start, this.rows, this.station, this.latestMs);
   }
 
   add(raw: unknown): void {
@@ -124,31 +123,21 @@ export class BatchEncoder {
       }
     }
     const moduleJson = explicitModuleData || channels ? checkModuleData(explicitModuleData, channels) : null;
-    const [temperature, humidity, pressure, altitude, pm1, pm25, pm10, co2, co, uv] = values as Metrics;
+    const [temperature = null, humidity = null, pressure = null, , , pm25 = null] = values;
     const flag: QualityFlag =
       outside(temperature, plausibilityBounds.temperature_c) || outside(humidity, plausibilityBounds.humidity_rh) ||
       outside(pressure, plausibilityBounds.pressure_hpa) || outside(pm25, plausibilityBounds.pm2_5) ? 'suspect' : 'ok';
-    // Numbers need no escaping in COPY's text format, and print in JavaScript's shortest exact form.
-    this.lines.appendLine(
-      `${this.station}\t${ts}\t${n(temperature)}\t${n(humidity)}\t${n(pressure)}\t${n(altitude)}\t${n(pm1)}\t${n(pm25)}` +
-      `\t${n(pm10)}\t${n(co2)}\t${n(co)}\t${n(uv)}\t${flag}\t${copyText(firmware)}\t${copyText(moduleJson)}\n`,
-      ms,
-    );
+    writeRow(this.rows, this.station, ms, values, flag, firmware, moduleJson);
   }
 }
 
-/** Readings already parsed (the demo data, the CLI's imports) as COPY lines, their flags kept. */
-export function encodeReadings(stationId: string, readings: readonly NewReading[]): CopyLines {
-  const station = copyText(stationId);
-  const lines = new CopyLines();
+/** Readings already parsed (the demo data, the CLI's imports) as COPY rows, their flags kept. */
+export function encodeReadings(stationId: string, readings: readonly NewReading[]): CopyRows {
+  const station = Buffer.from(stationId);
+  const rows = new CopyRows();
   for (const r of readings) {
-    lines.appendLine(
-      `${station}\t${r.ts}\t${n(r.temperature_c)}\t${n(r.humidity_rh)}\t${n(r.pressure_hpa)}\t${n(r.altitude_m)}` +
-      `\t${n(r.pm1_0)}\t${n(r.pm2_5)}\t${n(r.pm10)}\t${n(r.co2_ppm)}\t${n(r.co_ppm)}\t${n(r.uv_index)}` +
-      `\t${r.quality_flag}\t${copyText(r.firmware_version)}` +
-      `\t${copyText(r.module_data === null ? null : JSON.stringify(r.module_data))}\n`,
-      Date.parse(r.ts),
-    );
+    const values = [r.temperature_c, r.humidity_rh, r.pressure_hpa, r.altitude_m, r.pm1_0, r.pm2_5, r.pm10, r.co2_ppm, r.co_ppm, r.uv_index];
+    writeRow(rows, station, Date.parse(r.ts), values, r.quality_flag, r.firmware_version, r.module_data === null ? null : JSON.stringify(r.module_data));
   }
-  return lines;
+  return rows;
 }

@@ -6,7 +6,7 @@ import { RowError } from './readingRules.js';
 const maxErrorDetails = 100;
 
 /**
- * A batch's readings as they are taken, in order: each is encoded to its COPY line or, when it cannot be
+ * A batch's readings as they are taken, in order: each is encoded to its COPY row or, when it cannot be
  * stored, counted as an error at its index with the reason. Any other error (a key that refuses the body
  * whole) is thrown: it is the body's problem, not a row's.
  */
@@ -22,8 +22,8 @@ export class BatchIntake {
     this.encoder = new BatchEncoder(stationId, latestMs);
   }
 
-  get lines() {
-    return this.encoder.lines;
+  get rows() {
+    return this.encoder.rows;
   }
 
   /** Takes one reading by `add`, which encodes it (the `index`th of the batch) or throws the RowError it is. */

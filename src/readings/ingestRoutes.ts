@@ -60,7 +60,7 @@ export function addIngestRoutes(api: Api): void {
         let intake = new BatchIntake(keyStation, latestMs);
         const arriving = format === 'csv' ? 'unusual' : await storeArriving(db, {
           stationId: keyStation,
-          lines: intake.lines,
+          rows: intake.rows,
           takeMore: takeArriving(body, format === 'json' ? new ArrivingJsonBatch() : new ArrivingNdjson(), intake, keyStation, config.ingestMaxReadings),
         });
         let stored: StoreResult;
@@ -71,7 +71,7 @@ export function addIngestRoutes(api: Api): void {
           const posted = parseIngestBody(await body.whole().catch((error: Error) => Promise.reject(bodyProblem(error))), format);
           await checkBatch(posted, keyStation);
           intake = new BatchIntake(keyStation, latestMs);
-          // Encoded a slice at a time as COPY takes the lines (see storeBatch).
+          // Encoded a slice at a time as COPY takes the rows (see storeBatch).
           const encodeMore = () => {
             const end = Math.min(intake.count + encodeSlice, posted.count);
             try {
@@ -83,7 +83,7 @@ export function addIngestRoutes(api: Api): void {
             return intake.count < posted.count;
           };
           const known = arriving === 'repeats' || arriving === 'unordered' ? arriving : undefined;
-          stored = await storeBatch(db, { stationId: keyStation, lines: intake.lines, encodeMore }, known);
+          stored = await storeBatch(db, { stationId: keyStation, rows: intake.rows, encodeMore }, known);
         }
         ctx.status = 201;
         ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors: intake.errors, error_details: intake.errorDetails };

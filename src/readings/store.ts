@@ -1,13 +1,12 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyBinaryIn } from '../db/copyBinaryIn.js';
 import { conflictStates, retryOnConflict, sqlState } from '../db/errors.js';
 import { copyClientError, type PgPool, type Db } from '../db/pool.js';
 import { overrideAt, overridesSql, stationLockSql, type Override } from './overrides.js';
-import { encodeReadings, readingColumns, withFlag } from './batchEncoder.js';
-import { sourceOfLines, wholeBatch, type BatchSource, type PendingBatch } from './batchSource.js';
-import { CopyLines } from './copyLines.js';
+import { encodeReadings } from './batchEncoder.js';
+import { sourceOfRows, wholeBatch, type BatchSource, type PendingBatch } from './batchSource.js';
+import { CopyRows } from './copyRows.js';
+import { flagField, readingColumns } from './readingColumns.js';
 import type { QualityFlag } from './quality.js';
 
 /** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
@@ -46,6 +45,7 @@ const insertFromStaging = `
   select array_agg((extract(epoch from ts) * 1000)::float8 order by ts) as times from inserted`;
 
 const uniqueViolation = '23505';
+const readingsTarget = `readings (${readingColumns})`;
 
 /**
  * Stores readings already parsed (the demo data, the tests' fixtures), and on timescale waits for the
@@ -87,9 +87,9 @@ export type KnownShape = 'repeats' | 'unordered';
 /** A batch whose readings are taken as its body arrives: see storeArriving. */
 export type ArrivingBatch = {
   stationId: string;
-  lines: CopyLines;
+  rows: CopyRows;
   /**
-   * Takes the readings whose bytes have arrived into `lines`, waiting for more bytes when none are new;
+   * Takes the readings whose bytes have arrived into `rows`, waiting for more bytes when none are new;
    * false once the body is whole and every reading taken. Throws NotArriving when the body is not one
    * to store as it comes, and the body's own failure (too large, cut short) as it is.
    */
@@ -119,8 +119,8 @@ export async function storeArriving(db: Db, batch: ArrivingBatch): Promise<Store
   try {
     const overrides = await openBatch(client, batch.stationId, false);
     try {
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, slices(batch.lines, batch.takeMore, overrides));
-      outcome = await commitBatch(client, sourceOfLines(batch.stationId, batch.lines), false, timescale);
+      await copyBinaryIn(client, readingsTarget, slices(batch.rows, batch.takeMore, overrides));
+      outcome = await commitBatch(client, sourceOfRows(batch.stationId, batch.rows), false, timescale);
     } catch (error) {
       const code = sqlState(error);
       const why = error instanceof NotArriving ? error.why : error instanceof BodyFailure ? error : error instanceof OutOfOrder
@@ -171,7 +171,7 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
 const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
 
 /**
- * Ends a batch whose lines are written (`staged`: into the staging table, still to be inserted) and
+ * Ends a batch whose rows are written (`staged`: into the staging table, still to be inserted) and
  * releases the connection: the station's marks move out to the batch's bounds and its data version
  * moves on, a backfill on timescale leaves its backlog row, the new readings are logged and announced
  * to the live stream (NOTIFY is sent on commit, to every instance), and the transaction commits. One
@@ -187,7 +187,7 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
   // Staged rows meet stored ones: those inserted are told apart by the insert itself.
   const inserted = staged
     ? ((await client.query(insertFromStaging)).rows[0] as { times: number[] | null }).times ?? []
-    : source.lines.times;
+    : source.rows.times;
   // Older than the horizon on timescale: a backfill, which the rollups' refresh must take in.
   const backlog = timescale && Date.parse(source.first) < horizon();
   // The batch's newest and oldest timestamps are stored now (inserted) or were already (duplicates):
@@ -215,7 +215,7 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
   );
   client.release();
   const accepted = inserted.length;
-  return { accepted, duplicates: source.lines.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
+  return { accepted, duplicates: source.rows.count + source.repeats - accepted, backfilled: backlog && accepted > 0 };
 }
 
 /**
@@ -243,8 +243,8 @@ async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean, 
     let source: BatchSource | null;
     const whole = async (direct: boolean) => {
       while (batch.encodeMore());
-      source = sourceOfLines(batch.stationId, batch.lines);
-      if (source) staged = await copyOrStage(client, flagged(source.lines, 0, source.lines.count, overrides), direct);
+      source = sourceOfRows(batch.stationId, batch.rows);
+      if (source) staged = await copyOrStage(client, flagged(source.rows, 0, source.rows.count, overrides), direct);
     };
     if (known) {
       await whole(known === 'unordered');
@@ -252,8 +252,8 @@ async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean, 
       try {
         // Stations send in order: the batch is encoded as COPY takes it, one slice while the database parses the last.
         const encodeMore = async () => batch.encodeMore();
-        await copyInto(client, `copy readings (${readingColumns}) from stdin`, slices(batch.lines, encodeMore, overrides));
-        source = sourceOfLines(batch.stationId, batch.lines);
+        await copyBinaryIn(client, readingsTarget, slices(batch.rows, encodeMore, overrides));
+        source = sourceOfRows(batch.stationId, batch.rows);
       } catch (error) {
         if (error instanceof BodyFailure) throw error.cause;
         if (!(error instanceof OutOfOrder) && sqlState(error) !== uniqueViolation) throw error;
@@ -270,11 +270,11 @@ async function copyBatch(pool: PgPool, batch: PendingBatch, timescale: boolean, 
 }
 
 /**
- * The batch's lines as `more` encodes them, a slice at a time, each checked to come after the one before;
+ * The batch's rows as `more` encodes them, a slice at a time, each checked to come after the one before;
  * when one does not, OutOfOrder aborts the COPY. Run again (a retried transaction), it sends what is
  * encoded already and goes on from there. A failure of `more` other than NotArriving is the body's.
  */
-async function* slices(lines: CopyLines, more: () => Promise<boolean>, overrides: readonly Override[]): AsyncGenerator<Buffer> {
+async function* slices(rows: CopyRows, more: () => Promise<boolean>, overrides: readonly Override[]): AsyncGenerator<Buffer> {
   let sent = 0;
   for (let again = true; again;) {
     try {
@@ -282,20 +282,20 @@ async function* slices(lines: CopyLines, more: () => Promise<boolean>, overrides
     } catch (error) {
       throw error instanceof NotArriving ? error : new BodyFailure(error);
     }
-    for (let i = Math.max(sent, 1); i < lines.count; i++) if (lines.times[i]! <= lines.times[i - 1]!) throw new OutOfOrder();
-    if (lines.count > sent) yield flagged(lines, sent, lines.count, overrides);
-    sent = lines.count;
+    for (let i = Math.max(sent, 1); i < rows.count; i++) if (rows.times[i]! <= rows.times[i - 1]!) throw new OutOfOrder();
+    if (rows.count > sent) yield flagged(rows, sent, rows.count, overrides);
+    sent = rows.count;
   }
 }
 
 /**
- * COPYs the lines straight into readings when `direct`, and through the staging table when they meet a
+ * COPYs the rows straight into readings when `direct`, and through the staging table when they meet a
  * stored reading (or when `direct` is false: the COPY already met one). Says whether they were staged.
  */
-async function copyOrStage(client: pg.PoolClient, text: Buffer, direct: boolean): Promise<boolean> {
+async function copyOrStage(client: pg.PoolClient, rows: Buffer, direct: boolean): Promise<boolean> {
   if (direct) {
     try {
-      await copyInto(client, `copy readings (${readingColumns}) from stdin`, [text]);
+      await copyBinaryIn(client, readingsTarget, [rows]);
       return false;
     } catch (error) {
       if (sqlState(error) !== uniqueViolation) throw error;
@@ -306,23 +306,19 @@ async function copyOrStage(client: pg.PoolClient, text: Buffer, direct: boolean)
     await client.query(stagingTable);
     withStaging.add(client);
   }
-  await copyInto(client, `copy readings_staging (${readingColumns}) from stdin`, [text]);
+  await copyBinaryIn(client, `readings_staging (${readingColumns})`, [rows]);
   return true;
 }
 
-/** Lines [from, to) as COPY text, each with the flag of the newest override covering it, where one does. */
-function flagged(lines: CopyLines, from: number, to: number, overrides: readonly Override[]): Buffer {
-  if (overrides.length === 0) return lines.bytes(from, to);
-  const flaggedLines = new CopyLines();
+/** Rows [from, to) as COPY's tuples, each with the flag of the newest override covering it, where one does. */
+function flagged(rows: CopyRows, from: number, to: number, overrides: readonly Override[]): Buffer {
+  if (overrides.length === 0) return rows.bytes(from, to);
+  const flaggedRows = new CopyRows();
   for (let i = from; i < to; i++) {
-    const flag = overrideAt(overrides, lines.times[i]!);
-    if (flag) flaggedLines.appendLine(withFlag(lines.line(i), flag), lines.times[i]!);
-    else flaggedLines.appendFrom(lines, i);
+    const flag = overrideAt(overrides, rows.times[i]!);
+    if (flag) flaggedRows.appendWith(rows, i, flagField, flag);
+    else flaggedRows.appendFrom(rows, i);
   }
-  return flaggedLines.bytes(0, flaggedLines.count);
+  return flaggedRows.bytes(0, flaggedRows.count);
 }
 
-/** Sends the text as it comes, so that the database parses one piece while the next is made. */
-function copyInto(client: pg.PoolClient, statement: string, pieces: Iterable<Buffer> | AsyncIterable<Buffer>): Promise<void> {
-  return pipeline(Readable.from(pieces), client.query(copyFrom(statement)));
-}

@@ -103,9 +103,9 @@ describe('a batch read as its bytes arrive', () => {
         assert.equal(arriving.intake.count, whole.posted.count, text);
         assert.equal(arriving.intake.errors, whole.intake.errors, text);
         assert.deepEqual(arriving.intake.errorDetails, whole.intake.errorDetails, text);
-        assert.equal(arriving.intake.lines.count, whole.intake.lines.count, text);
-        assert.ok(arriving.intake.lines.bytes(0, arriving.intake.lines.count).equals(whole.intake.lines.bytes(0, whole.intake.lines.count)), text);
-        assert.deepEqual(arriving.intake.lines.times, whole.intake.lines.times, text);
+        assert.equal(arriving.intake.rows.count, whole.intake.rows.count, text);
+        assert.ok(arriving.intake.rows.bytes(0, arriving.intake.rows.count).equals(whole.intake.rows.bytes(0, whole.intake.rows.count)), text);
+        assert.deepEqual(arriving.intake.rows.times, whole.intake.rows.times, text);
       }),
       { numRuns: runs, seed },
     );
@@ -120,7 +120,7 @@ describe('a batch read as its bytes arrive', () => {
     for (let cut = 0; cut < bytes.length; cut++) {
       const { outcome, intake } = takeArriving(bytes, 'json', [cut]);
       assert.equal(outcome, 'done', `cut at ${cut}`);
-      assert.equal(intake.lines.count, 2);
+      assert.equal(intake.rows.count, 2);
     }
     for (const refused of [
       '{"readings": [{"timestamp": "2026-05-01T00:00:00Z"}]}',

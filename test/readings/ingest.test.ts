@@ -299,6 +299,42 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     for (const period of periods) await assertRollupExact(env().db, 'in-race', period, ['ok', 'suspect', 'invalid']);
   });
 
+  it('stores each station its own readings, value for value, while large batches of several stations arrive at once', async () => {
+    // Batches large enough that each body and its rows outgrow their first buffers, in every format's path
+    // (read as it arrives, and whole after a repeat), four stations at a time: no byte of one may end up in another.
+    const stations = ['in-many-0', 'in-many-1', 'in-many-2', 'in-many-3'];
+    const keys = await Promise.all(stations.map((id) => stationWithKey(env(), id)));
+    const base = Date.parse(daysAgo(20));
+    const sent = stations.map((_, s) => Array.from({ length: 15_000 }, (_, i) => ({
+      timestamp: new Date(base + i * 60_000).toISOString(),
+      temperature_c: s * 10 + (i % 997) / 100, humidity_rh: (i * 7 + s) % 100, pm2_5: i % 3 === s % 3 ? null : i / 8,
+      firmware_version: `fw-${s}`, module_data: { board: `b${s}`, seq: i },
+    })));
+    const results = await Promise.all(stations.map(async (id, s) => {
+      const answers = [];
+      for (let b = 0; b < 3; b++) {
+        const readings = sent[s]!.slice(b * 5_000, (b + 1) * 5_000);
+        // The middle batch repeats its predecessor's last reading: stored whole, through the staging table.
+        const batch = b === 1 ? [sent[s]![4_999]!, ...readings] : readings;
+        answers.push((await postBatch(env(), keys[s]!, { station_id: id, readings: batch })).body);
+      }
+      return answers;
+    }));
+    assert.deepEqual(results, stations.map(() => [
+      { accepted: 5_000, duplicates: 0, errors: 0, error_details: [] },
+      { accepted: 5_000, duplicates: 1, errors: 0, error_details: [] },
+      { accepted: 5_000, duplicates: 0, errors: 0, error_details: [] },
+    ]));
+    const row = z.object({
+      station_id: z.string(), ms: z.number(), temperature_c: z.number(), humidity_rh: z.number(), pm2_5: z.number().nullable(),
+      firmware_version: z.string(), module_data: z.object({ board: z.string(), seq: z.number() }),
+    });
+    const rows = await env().db.pool.any(sql.type(row)`
+      select station_id, (extract(epoch from ts) * 1000)::float8 as ms, temperature_c, humidity_rh, pm2_5, firmware_version, module_data
+      from readings where station_id = any(${sql.array(stations, 'text')}) order by station_id, ts`);
+    assert.deepEqual(rows, stations.flatMap((id, s) => sent[s]!.map(({ timestamp, ...values }) => ({ station_id: id, ms: Date.parse(timestamp), ...values }))));
+  });
+
   it('has every accepted reading in every aggregate read after the 201, live and backfill alike, and in the rollups once refreshed', async () => {
     const key = await stationWithKey(env(), 'in-ryw');
     // Live: the last ten minutes, above every watermark.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { BatchEncoder } from '../../src/readings/batchEncoder.js';
 import { parseTimestamp, RowError } from '../../src/readings/readingRules.js';
+import { rowValues } from '../helpers/copyRows.js';
 
 describe('timestamps posted by stations', () => {
   const valid: [string, string][] = [
@@ -27,6 +28,6 @@ describe('timestamps posted by stations', () => {
     const encoder = new BatchEncoder('s1');
     encoder.add({ timestamp: '2026-05-01T00:00:00Z', temperature_c: 61, quality_flag: 'ok' });
     encoder.add({ timestamp: '2026-05-01T00:01:00Z', temperature_c: 20, quality_flag: 'invalid' });
-    assert.deepEqual([0, 1].map((i) => encoder.lines.line(i).split('\t')[12]), ['suspect', 'ok']);
+    assert.deepEqual([0, 1].map((i) => rowValues(encoder.rows, i)[12]), ['suspect', 'ok']);
   });
 });

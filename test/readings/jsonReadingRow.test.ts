@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BatchEncoder } from '../../src/readings/batchEncoder.js';
-import { CopyLines } from '../../src/readings/copyLines.js';
+import { CopyRows } from '../../src/readings/copyRows.js';
 import { scanJsonBatch } from '../../src/readings/jsonBatch.js';
 import { JsonBytes } from '../../src/readings/jsonBytes.js';
-import { writeJsonReading } from '../../src/readings/jsonReadingLine.js';
+import { writeJsonReading } from '../../src/readings/jsonReadingRow.js';
 import { RowError } from '../../src/readings/readingRules.js';
+import { rowValues, type RowValues } from '../helpers/copyRows.js';
 import { reading } from '../helpers/readingTexts.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 2000);
@@ -33,8 +34,8 @@ function scanned(text: string): boolean {
   return false;
 }
 
-/** What the rules engine makes of a reading: its line, or its error. */
-function byRules(text: string): { line: string; ms: number } | { error: string } {
+/** What the rules engine makes of a reading: its row, or its error. */
+function byRules(text: string): { row: RowValues; ms: number } | { error: string } {
   const encoder = new BatchEncoder(station, latestMs);
   try {
     encoder.add(JSON.parse(text));
@@ -42,18 +43,12 @@ function byRules(text: string): { line: string; ms: number } | { error: string }
     if (!(error instanceof RowError)) throw error;
     return { error: error.message };
   }
-  return { line: encoder.lines.line(0), ms: encoder.lines.times[0]! };
+  return { row: rowValues(encoder.rows, 0), ms: encoder.rows.times[0]! };
 }
 
-/** Two lines store the same row: numbers as doubles, module_data as JSON, the rest as text. */
-function assertSameRow(inPlace: string, rules: string, text: string): void {
-  const a = inPlace.split('\t');
-  const b = rules.split('\t');
-  assert.equal(a.length, b.length, text);
-  for (let f = 0; f < a.length; f++) {
-    if (f >= 2 && f <= 11 && a[f] !== '\\N') assert.equal(Number(a[f]), Number(b[f]), `${text}: field ${f}`);
-    else assert.equal(a[f], b[f], `${text}: field ${f}`);
-  }
+/** Two rows store the same values: the same doubles (a negative zero is not a zero), the same text. */
+function assertSameRow(inPlace: RowValues, rules: RowValues, text: string): void {
+  assert.deepStrictEqual(inPlace, rules, text);
 }
 
 describe('readings read in place from the request bytes', () => {
@@ -64,21 +59,21 @@ describe('readings read in place from the request bytes', () => {
       fc.property(reading, (text) => {
         if (!scanned(text)) return;
         const json = new JsonBytes(Buffer.from(text));
-        const lines = new CopyLines();
-        const end = writeJsonReading(json, 0, lines, Buffer.from(station), latestMs);
+        const rows = new CopyRows();
+        const end = writeJsonReading(json, 0, rows, Buffer.from(station), latestMs);
         const rules = byRules(text);
         total++;
         if (end < 0) {
-          assert.equal(lines.length, 0, `${text}: a declined reading leaves nothing`);
-          assert.equal(lines.count, 0);
+          assert.equal(rows.length, 0, `${text}: a declined reading leaves nothing`);
+          assert.equal(rows.count, 0);
           return;
         }
         taken++;
         assert.equal(end, Buffer.byteLength(text), `${text}: a reading taken in place ends at its closing brace`);
-        assert.ok('line' in rules, `${text}: taken in place, but the rules engine refuses it (${'error' in rules ? rules.error : ''})`);
-        assert.equal(lines.count, 1);
-        assert.equal(lines.times[0], rules.ms, text);
-        assertSameRow(lines.line(0), rules.line, text);
+        assert.ok('row' in rules, `${text}: taken in place, but the rules engine refuses it (${'error' in rules ? rules.error : ''})`);
+        assert.equal(rows.count, 1);
+        assert.equal(rows.times[0], rules.ms, text);
+        assertSameRow(rowValues(rows, 0), rules.row, text);
       }),
       { numRuns: runs, seed },
     );
@@ -90,9 +85,12 @@ describe('readings read in place from the request bytes', () => {
   it('takes a station\'s usual reading in place', () => {
     const text = '{"timestamp":"2026-05-01T00:00:00Z","temperature_c":21.5,"humidity_rh":40,"pressure_hpa":1013.25,"pm2_5":12,' +
       '"co2_ppm":null,"firmware_version":"1.4.2","soil_temp":18.5,"soil_moist":31}';
-    const lines = new CopyLines();
-    assert.equal(writeJsonReading(new JsonBytes(Buffer.from(text)), 0, lines, Buffer.from(station), latestMs), text.length);
-    assert.equal(lines.line(0), 'st-1\t2026-05-01T00:00:00.000Z\t21.5\t40\t1013.25\t\\N\t\\N\t12\t\\N\t\\N\t\\N\t\\N\tok\t1.4.2\t{"soil_temp":18.5,"soil_moist":31}\n');
+    const rows = new CopyRows();
+    assert.equal(writeJsonReading(new JsonBytes(Buffer.from(text)), 0, rows, Buffer.from(station), latestMs), text.length);
+    assert.deepStrictEqual(rowValues(rows, 0), [
+      'st-1', '2026-05-01T00:00:00.000Z', 21.5, 40, 1013.25, null, null, 12, null, null, null, null, 'ok', '1.4.2',
+      '{"soil_temp":18.5,"soil_moist":31}',
+    ]);
   });
 
   it('adds the same lines and the same errors through addJson as through add', () => {
@@ -117,8 +115,9 @@ describe('readings read in place from the request bytes', () => {
           assert.equal(a, b, text);
           at += Buffer.byteLength(text) + 1;
         }
-        assert.equal(byBytes.lines.count, byObjects.lines.count);
-        for (let i = 0; i < byBytes.lines.count; i++) assertSameRow(byBytes.lines.line(i), byObjects.lines.line(i), texts.join('\n'));
+        assert.equal(byBytes.rows.count, byObjects.rows.count);
+        for (let i = 0; i < byBytes.rows.count; i++) assertSameRow(rowValues(byBytes.rows, i), rowValues(byObjects.rows, i), texts.join('\n'));
+        assert.ok(byBytes.rows.bytes(0, byBytes.rows.count).equals(byObjects.rows.bytes(0, byObjects.rows.count)), texts.join('\n'));
       }),
       { numRuns: 200, seed },
     );

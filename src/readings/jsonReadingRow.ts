@@ -1,65 +1,64 @@
-import type { CopyLines } from './copyLines.js';
+import type { CopyRows } from './copyRows.js';
+import { flagWords, readingFieldCount } from './readingColumns.js';
 import { ascii, closeBrace, colon, isDigit, type JsonBytes, minus, openBrace, quote } from './jsonBytes.js';
 import { plausibilityBounds } from './quality.js';
 import { numericFields, readingLimits } from './readingRules.js';
 
 /**
- * A reading written as its COPY line straight from the request's bytes, for the form stations nearly
+ * A reading written as its COPY row straight from the request's bytes, for the form stations nearly
  * always send: a canonical UTC timestamp, numbers or null, plain ASCII text, and channels or a
  * module_data of plain values. Anything else (an offset, an escape, an alias, a key given twice, a
- * number beyond the limits, module_data beside channels) makes it return false with nothing written,
+ * number beyond the limits, module_data beside channels) makes it return -1 with nothing written,
  * and the reading is parsed and goes through BatchEncoder.add, the one statement of the rules; a test
- * holds the two to the same lines. Numbers go to COPY as posted: PostgreSQL's float8in and JSON.parse
- * both round decimal text correctly, so the stored double is the one the rules engine would store.
+ * holds the two to the same rows. A number is read to the double JSON.parse gives it: exactly by one
+ * division when its digits fit a double, else by Number, both correctly rounded.
  * Gives where the reading's bytes end (past its closing brace), or -1 when it wrote nothing; a reading
  * it writes has been checked to be one whole JSON object, so the bytes before `start` need no other look.
  */
-export function writeJsonReading(json: JsonBytes, start: number, out: CopyLines, station: Buffer, latestMs: number): number {
+export function writeJsonReading(json: JsonBytes, start: number, out: CopyRows, station: Buffer, latestMs: number): number {
   if (!readMembers(json, start) || tsAt < 0) return -1;
   const b = json.bytes;
   const ms = canonicalUtcMs(b, tsAt + 1, tsEnd - 1);
   if (ms === null || ms > latestMs || (moduleAt >= 0 && channelCount > 0)) return -1;
-  out.writeBytes(station, 0, station.length);
-  out.writeByte(tab);
-  out.writeBytes(b, tsAt + 1, tsAt + 20);
-  if (tsEnd - tsAt === 22) out.writeAscii('.000Z');
-  else out.writeBytes(b, tsAt + 20, tsAt + 25);
-  out.writeByte(tab);
+  out.startRow(readingFieldCount);
+  out.writeField(station, 0, station.length);
+  out.writeTimestamp(ms);
   let suspect = false;
   for (let f = 0; f < numericFields.length; f++) {
-    const s = numberStarts[f]!;
-    if (s < 0) {
-      out.writeAscii('\\N\t');
+    if (numberStarts[f]! < 0) {
+      out.writeNull();
       continue;
     }
+    const value = numberValues[f]!;
     const bounds = checkedBounds[f];
-    if (bounds && !suspect) suspect = numberValues[f]! < bounds[0] || numberValues[f]! > bounds[1];
-    out.writeBytes(b, s, numberEnds[f]!);
-    out.writeByte(tab);
+    if (bounds && !suspect) suspect = value < bounds[0] || value > bounds[1];
+    out.writeFloat8(value);
   }
-  out.writeAscii(suspect ? 'suspect\t' : 'ok\t');
-  if (firmwareAt < 0) out.writeAscii('\\N');
-  else out.writeBytes(b, firmwareAt + 1, firmwareEnd - 1);
-  out.writeByte(tab);
-  const moduleStart = out.length;
+  out.writeWord(suspect ? flagWords.suspect : flagWords.ok);
+  if (firmwareAt < 0) out.writeNull();
+  else out.writeField(b, firmwareAt + 1, firmwareEnd - 1);
   let written = true;
-  if (moduleAt >= 0) written = writeModuleData(json, moduleAt, out);
-  else if (channelCount > 0) writeChannels(json, out);
-  else out.writeAscii('\\N');
-  // ASCII: a byte per character.
-  if (!written || out.length - moduleStart > readingLimits.moduleDataBytes) {
-    out.dropLine();
+  if (moduleAt >= 0 || channelCount > 0) {
+    const field = out.startJsonb();
+    written = moduleAt >= 0 ? writeModuleData(json, moduleAt, out) : (writeChannels(json, out), true);
+    out.endField(field);
+    // ASCII: a byte per character; the field holds the version byte besides.
+    written &&= out.length - field - 5 <= readingLimits.moduleDataBytes;
+  } else {
+    out.writeNull();
+  }
+  if (!written) {
+    out.dropRow();
     return -1;
   }
-  out.writeByte(newline);
-  out.endLine(ms);
+  out.endRow(ms);
   return readingEnd;
 }
 
 // What one reading's members were found to be, kept between calls: a reading makes no garbage.
 const numberStarts = new Int32Array(numericFields.length);
 const numberEnds = new Int32Array(numericFields.length);
-// The values of the fields with plausibility bounds, for the flag.
+// Their values, as JSON.parse reads them.
 const numberValues = new Float64Array(numericFields.length);
 let readingEnd = -1;
 let tsAt = -1;
@@ -71,10 +70,7 @@ const maxChannels = 64;
 const channels = new Int32Array(maxChannels * 4);
 let channelCount = 0;
 
-const tab = 0x09;
-const newline = 0x0a;
-
-// The keys a reading may have, by what they are to the line: a numeric column's index, or one of these.
+// The keys a reading may have, by what they are to the row: a numeric column's index, or one of these.
 const timestampKey = 100;
 const firmwareKey = 101;
 const moduleKey = 102;
@@ -97,7 +93,7 @@ function keyId(json: JsonBytes, start: number, end: number): number {
   return channelKey;
 }
 
-// The keys of the last reading read, by place (quotes included), and what each is to the line.
+// The keys of the last reading read, by place (quotes included), and what each is to the row.
 const lastKeys: Buffer[] = [];
 const lastIds: number[] = [];
 
@@ -147,7 +143,7 @@ function readMembers(json: JsonBytes, i: number): boolean {
       } else {
         i = columnNumberAt(b, at);
         if (i < 0) return false;
-        if (checkedBounds[id]) numberValues[id] = lastValue;
+        numberValues[id] = lastValue;
         numberStarts[id] = at;
         numberEnds[id] = i;
       }
@@ -197,7 +193,7 @@ const nullByte = 0x6e;
 const maxFirmwareLength = 100;
 
 /** module_data of plain values, written as JSON.stringify writes the parsed object. */
-function writeModuleData(json: JsonBytes, i: number, out: CopyLines): boolean {
+function writeModuleData(json: JsonBytes, i: number, out: CopyRows): boolean {
   const b = json.bytes;
   const members = moduleMembers;
   let count = 0;
@@ -229,7 +225,7 @@ const moduleMembers = new Int32Array(maxChannels * 4);
 const comma = 0x2c;
 
 /** The channels given beside the fields, as module_data: JSON.stringify of them in the order given. */
-function writeChannels(json: JsonBytes, out: CopyLines): void {
+function writeChannels(json: JsonBytes, out: CopyRows): void {
   out.writeByte(openBrace);
   for (let c = 0; c < channelCount; c++) {
     if (c > 0) out.writeByte(comma);
@@ -245,7 +241,7 @@ function noteMember(members: Int32Array, k: number, keyStart: number, keyEnd: nu
   members[k * 4 + 3] = valueEnd;
 }
 
-function writeMember(b: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, out: CopyLines): void {
+function writeMember(b: Buffer, keyStart: number, keyEnd: number, valueStart: number, valueEnd: number, out: CopyRows): void {
   out.writeBytes(b, keyStart - 1, keyEnd + 1);
   out.writeByte(colon);
   out.writeBytes(b, valueStart, valueEnd);
@@ -290,7 +286,7 @@ let hasExponent = false;
 let isZero = true;
 
 /**
- * A number the COPY line can take as posted: under 1e9 in magnitude (at most nine integer digits, no
+ * A number module_data can hold as posted: under 1e9 in magnitude (at most nine integer digits, no
  * exponent), short enough that float8in cannot underflow, and not a negative zero, which the rules
  * engine stores as 0.
  */
@@ -328,10 +324,11 @@ function shortestForm(b: Buffer, s: number, e: number): boolean {
 }
 
 /**
- * A field's number read in one pass: JSON's number grammar, the checks of columnNumber, and its value for
- * the plausibility bounds (left in lastValue): exact by one division when its digits fit a double (at most
- * 15, and 10^fraction exact), else through Number like JSON.parse. Its end, or -1 when it is not JSON or not a number the COPY
- * line can take as posted (an exponent, ten or more integer digits, a negative zero, more than 32 bytes).
+ * A field's number read in one pass: JSON's number grammar, the checks of columnNumber, and its value (left
+ * in lastValue), the double JSON.parse gives: one division of two exact doubles when its digits fit one (at
+ * most 15, and 10^fraction exact), which IEEE rounds correctly, else through Number. Its end, or -1 when it
+ * is not JSON or not a number of the usual form (an exponent, ten or more integer digits, a negative zero,
+ * more than 32 bytes).
  */
 function columnNumberAt(b: Buffer, s: number): number {
   let i = s;
@@ -364,7 +361,7 @@ function columnNumberAt(b: Buffer, s: number): number {
     }
   }
   c = b[i];
-  // An exponent, or a digit after a leading zero: not a number for the line as posted.
+  // An exponent, or a digit after a leading zero: not a number of the usual form.
   if (c === 0x65 || c === 0x45 || (c !== undefined && c >= 0x30 && c <= 0x39) || i - s > 32) return -1;
   if (negative && significant === 0) return -1;
   lastValue = significant > 15 || fractions > 22 ? Number(b.toString('latin1', s, i)) : (negative ? -mantissa : mantissa) / powersOfTen[fractions]!;
