@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import { giveBuffer, takeBuffer } from './bufferPool.js';
 
 /** A failure of the body itself, typed as raw-body types them so that bodyProblem maps both alike. */
 export type BodyError = Error & { type?: string; status?: number; limit?: number };
@@ -37,7 +38,7 @@ export class ArrivingBody {
     const announced = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length']);
     const identity = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase() === 'identity';
     const expected = identity && announced !== null && Number.isSafeInteger(announced) ? announced : null;
-    this.buffer = Buffer.allocUnsafe(Math.min(expected ?? 64 * 1024, limit + 1));
+    this.buffer = takeBuffer(Math.min(expected ?? 64 * 1024, limit + 1));
     if (expected !== null && expected > limit) {
       this.fail(bodyError('request entity too large', 'entity.too.large', 413, limit));
       return;
@@ -56,8 +57,9 @@ export class ArrivingBody {
         return;
       }
       if (this.length + chunk.length > this.buffer.length) {
-        const grown = Buffer.allocUnsafe(Math.min(Math.max(this.buffer.length * 2, this.length + chunk.length), limit + 1));
+        const grown = takeBuffer(Math.min(Math.max(this.buffer.length * 2, this.length + chunk.length), limit + 1));
         this.buffer.copy(grown, 0, 0, this.length);
+        // Not given back: a view of it may still be read.
         this.buffer = grown;
       }
       chunk.copy(this.buffer, this.length);
@@ -140,6 +142,17 @@ export class ArrivingBody {
     if (this.ended || this.failure) return;
     this.fail(bodyError('request body discarded', 'request.discarded', 400));
     this.stop();
+  }
+
+  /**
+   * Stops reading, and gives the buffer back for another body: once the request is answered and nothing
+   * reads the bytes any more (they were copied into the rows, or parsed).
+   */
+  release(): void {
+    this.discard();
+    giveBuffer(this.buffer);
+    this.buffer = Buffer.alloc(0);
+    this.length = 0;
   }
 
   private fail(error: BodyError): void {

@@ -1,3 +1,5 @@
+import { giveBuffer, takeBuffer } from '../http/bufferPool.js';
+
 /**
  * A batch's rows in COPY's binary format, in one growing buffer, one tuple per reading, with each row's
  * end and its timestamp in epoch milliseconds beside it. Readings are written into it straight from the
@@ -8,7 +10,7 @@
  * are the ones JSON.parse gives, so a value is stored as it would be from its text.
  */
 export class CopyRows {
-  private buffer = Buffer.allocUnsafe(64 * 1024);
+  private buffer = takeBuffer(64 * 1024);
   // The same bytes, for numbers: a DataView writes a big-endian double or integer in place, inlined.
   private view = viewOf(this.buffer);
   /** Bytes written: rows whole, and the row being written. */
@@ -23,12 +25,26 @@ export class CopyRows {
   /** Room for `bytes` more, growing the buffer when needed. */
   reserve(bytes: number): Buffer {
     if (this.length + bytes > this.buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
+      const grown = takeBuffer(Math.max(this.buffer.length * 2, this.length + bytes));
       this.buffer.copy(grown, 0, 0, this.length);
+      // Not given back: rows sent already may still wait in a socket as views of it.
       this.buffer = grown;
       this.view = viewOf(grown);
     }
     return this.buffer;
+  }
+
+  /**
+   * Gives the buffer back for another batch to write into, once nothing reads these rows any more (the
+   * COPY that sent them has ended); the rows are empty after it.
+   */
+  release(): void {
+    giveBuffer(this.buffer);
+    this.buffer = Buffer.alloc(0);
+    this.view = viewOf(this.buffer);
+    this.length = 0;
+    this.ends.length = 0;
+    this.times.length = 0;
   }
 
   /** Starts a row of `fields` fields. */

@@ -67,6 +67,8 @@ export function addIngestRoutes(api: Api): void {
         if (typeof arriving === 'object') {
           stored = arriving;
         } else {
+          // Its COPY was rolled back: the database has read every row sent, and the buffer can be reused.
+          intake.rows.release();
           // Not stored as it arrived: the whole body, parsed, checked and stored, knowing what was found.
           const posted = parseIngestBody(await body.whole().catch((error: Error) => Promise.reject(bodyProblem(error))), format);
           await checkBatch(posted, keyStation);
@@ -85,10 +87,13 @@ export function addIngestRoutes(api: Api): void {
           const known = arriving === 'repeats' || arriving === 'unordered' ? arriving : undefined;
           stored = await storeBatch(db, { stationId: keyStation, rows: intake.rows, encodeMore }, known);
         }
+        // Committed: every row was read. After a failure the rows are left to the collector instead, as a
+        // connection given up on may still hold some of them to write.
+        intake.rows.release();
         ctx.status = 201;
         ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors: intake.errors, error_details: intake.errorDetails };
       } finally {
-        body.discard();
+        body.release();
       }
     },
   );
