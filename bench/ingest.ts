@@ -31,7 +31,8 @@ async function main() {
             const perClient = Math.floor(totalPerRun / clients / batchSize) * batchSize;
             const bodies = Array.from({ length: clients }, (_, c) => {
               const rows = benchRows(perClient, cursor);
-              return chunk(rows, batchSize).map((readings) => JSON.stringify({ station_id: `bench-${c}`, readings }));
+              // Bytes, as a station holds them (see bench/paths).
+              return chunk(rows, batchSize).map((readings) => Buffer.from(JSON.stringify({ station_id: `bench-${c}`, readings })));
             });
             cursor += perClient * 60_000;
             const copyRate = await copyReadings(databaseUrl, 'bench-copy', benchRows(perClient * clients, cursor));

@@ -77,7 +77,7 @@ await eachEngine('scale', async (engine, databaseUrl) => {
       // Aggregates computed each time: what is measured is the database path as the history grows.
       const serve = await startServe(databaseUrl, { AGGREGATE_CACHE_MB: '0' });
       try {
-        const bodies = chunk(benchRows(ingestBatches * 10_000, start - 2 * yearMinutes * 60_000), 10_000).map((readings) => JSON.stringify({ station_id: stationId, readings }));
+        const bodies = chunk(benchRows(ingestBatches * 10_000, start - 2 * yearMinutes * 60_000), 10_000).map((readings) => Buffer.from(JSON.stringify({ station_id: stationId, readings })));
         let started = performance.now();
         for (const body of bodies) {
           const response = await fetch(`${serve.url}/api/v1/ingest/environmental/`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token ${key}` }, body });
