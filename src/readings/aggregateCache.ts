@@ -7,7 +7,7 @@ import type { AggregateArgs } from './queries.js';
 export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
 
 /** The part of an answer made of the periods before `before` (epoch ms), kept while they stay settled. */
-export type SettledPart = { before: number; periods: number; text: string };
+export type SettledPart = { before: number; periods: number; bytes: Buffer };
 
 /**
  * How an output format of an aggregate is made: `make` reads it from `pool` (the server the station's
@@ -30,8 +30,10 @@ type Entry = {
   settled: Map<string, { mark: string; part: SettledPart }>;
 };
 
+// A settled part may be a view of a larger buffer (the whole output of the statement that made it): it
+// holds all of that.
 const entryBytes = (entry: Entry) =>
-  64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.text.length, 0);
+  64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.bytes.buffer.byteLength, 0);
 
 const dayMs = 86_400_000;
 

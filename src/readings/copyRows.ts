@@ -1,3 +1,4 @@
+import { tupleFields } from '../db/copyRow.js';
 import { giveBuffer, takeBuffer } from '../http/bufferPool.js';
 
 /**
@@ -184,18 +185,7 @@ export class CopyRows {
 
   /** The fields of row `i`, each as a view of its bytes, or null. */
   fields(i: number): (Buffer | null)[] {
-    const b = this.buffer;
-    let at = this.start(i);
-    const count = b.readInt16BE(at);
-    at += 2;
-    const fields: (Buffer | null)[] = [];
-    for (let f = 0; f < count; f++) {
-      const length = b.readInt32BE(at);
-      at += 4;
-      fields.push(length < 0 ? null : b.subarray(at, at + length));
-      at += Math.max(length, 0);
-    }
-    return fields;
+    return tupleFields(this.buffer, this.start(i))!;
   }
 
   /** Rows [from, to) as one view of the buffer. */
