@@ -9,9 +9,40 @@ export type ColumnValues = (bigint | number | string | null)[];
 /** Rows of a binary COPY, column by column. */
 export type ColumnBatch = { rows: number; columns: ColumnValues[] };
 
+// COPY's binary format: an 11-byte signature, a flags word and the length of a header extension (both
+// zero when written), the extension, the tuples (a field count, then each field's length and bytes, -1
+// for a NULL), and a field count of -1 for the end.
 const signature = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-// PostgreSQL counts timestamps from 2000-01-01; Parquet and JavaScript from 1970-01-01.
-const epochShiftMicros = 946_684_800_000_000n;
+const headerBytes = signature.length + 8;
+/** The header and the end of a binary COPY written by the service. */
+export const binaryCopyHeader = Buffer.concat([signature, Buffer.alloc(8)]);
+export const binaryCopyTrailer = Buffer.from([0xff, 0xff]);
+
+/** Where the tuples of binary COPY output start, past its header; -1 while the header is not all here. */
+export function tuplesStart(bytes: Buffer): number {
+  if (bytes.length < headerBytes) return -1;
+  if (!bytes.subarray(0, signature.length).equals(signature)) throw new Error('not a binary COPY');
+  return headerBytes + bytes.readInt32BE(headerBytes - 4);
+}
+
+/** The fields of the whole tuple at `at`, each as a view of its bytes or null; null at the end mark. */
+export function tupleFields(bytes: Buffer, at: number): (Buffer | null)[] | null {
+  const count = bytes.readInt16BE(at);
+  at += 2;
+  if (count < 0) return null;
+  const fields: (Buffer | null)[] = [];
+  for (let f = 0; f < count; f++) {
+    const length = bytes.readInt32BE(at);
+    at += 4;
+    fields.push(length < 0 ? null : bytes.subarray(at, at + length));
+    at += Math.max(length, 0);
+  }
+  return fields;
+}
+
+/** PostgreSQL counts timestamps from 2000-01-01; Parquet and JavaScript from 1970-01-01. */
+export const postgresEpochMs = Date.UTC(2000, 0, 1);
+const epochShiftMicros = BigInt(postgresEpochMs) * 1000n;
 
 /**
  * Reads `COPY ... TO STDOUT (format binary)` into batches of `batchRows` rows, column by column: the
@@ -54,9 +85,8 @@ export class CopyBinaryReader extends Transform {
   private readRows(buffer: Buffer): number {
     let at = 0;
     if (!this.headerRead) {
-      if (buffer.length < 19) return 0;
-      if (!buffer.subarray(0, 11).equals(signature)) throw new Error('not a binary COPY');
-      at = 19 + buffer.readInt32BE(15);
+      at = tuplesStart(buffer);
+      if (at < 0) return 0;
       this.headerRead = true;
     }
     for (;;) {

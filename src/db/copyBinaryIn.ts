@@ -2,16 +2,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-
-// COPY's binary file format: an 11-byte signature, a flags word and a header-extension length (both
-// zero), the tuples, and a field count of -1 for the end.
-const header = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
-const trailer = Buffer.from([0xff, 0xff]);
+import { binaryCopyHeader, binaryCopyTrailer } from './copyBinary.js';
 
 async function* framed(tuples: Iterable<Buffer> | AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  yield header;
+  yield binaryCopyHeader;
   yield* tuples;
-  yield trailer;
+  yield binaryCopyTrailer;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
+import { tupleFields, tuplesStart } from './copyBinary.js';
 import { copyClientError, type PgPool } from './pool.js';
 
 /**
@@ -12,38 +13,16 @@ import { copyClientError, type PgPool } from './pool.js';
  */
 export async function copyRow(pool: PgPool, statementOf: (client: pg.ClientBase) => string): Promise<(Buffer | null)[] | null> {
   const client = await pool.connect();
+  const chunks: Buffer[] = [];
   try {
-    const chunks: Buffer[] = [];
     for await (const chunk of client.query(copyTo(`copy (${statementOf(client)}) to stdout (format binary)`))) chunks.push(chunk as Buffer);
     client.release();
-    return firstTuple(Buffer.concat(chunks));
   } catch (error) {
     client.release(error as Error);
     throw copyClientError(client, error);
   }
-}
-
-// The binary format's header: an 11-byte signature, a flags word, then a header extension of the length given.
-const signatureBytes = 11;
-
-function firstTuple(bytes: Buffer): (Buffer | null)[] | null {
-  const at = signatureBytes + 4;
-  return tupleFields(bytes, at + 4 + bytes.readInt32BE(at));
-}
-
-/** The fields of the binary COPY tuple at `at`, each as a view of its bytes or null; null at the end mark. */
-export function tupleFields(bytes: Buffer, at: number): (Buffer | null)[] | null {
-  const count = bytes.readInt16BE(at);
-  at += 2;
-  if (count < 0) return null;
-  const fields: (Buffer | null)[] = [];
-  for (let f = 0; f < count; f++) {
-    const length = bytes.readInt32BE(at);
-    at += 4;
-    fields.push(length < 0 ? null : bytes.subarray(at, at + length));
-    at += Math.max(length, 0);
-  }
-  return fields;
+  const bytes = Buffer.concat(chunks);
+  return tupleFields(bytes, tuplesStart(bytes));
 }
 
 /**

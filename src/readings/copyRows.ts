@@ -1,4 +1,4 @@
-import { tupleFields } from '../db/copyRow.js';
+import { postgresEpochMs, tupleFields } from '../db/copyBinary.js';
 import { giveBuffer, takeBuffer } from '../http/bufferPool.js';
 
 /**
@@ -59,13 +59,7 @@ export class CopyRows {
     this.reserve(1)[this.length++] = byte;
   }
 
-  /** Writes ASCII text, with no length: part of a field whose length is written apart (see startField). */
-  writeAscii(text: string): void {
-    const buffer = this.reserve(text.length);
-    for (let k = 0; k < text.length; k++) buffer[this.length++] = text.charCodeAt(k);
-  }
-
-  /** Copies bytes of another buffer, with no length (see startField). */
+  /** Copies bytes of another buffer, with no length (the bytes of a field started with startJsonb). */
   writeBytes(source: Buffer, start: number, end: number): void {
     const buffer = this.reserve(end - start);
     // Most pieces are a key or a word: a loop copies those faster than a call into the runtime.
@@ -128,8 +122,7 @@ export class CopyRows {
   /** A jsonb field of JSON text, or null. */
   writeJsonb(json: string | null): void {
     if (json === null) return this.writeNull();
-    const at = this.startField();
-    this.writeByte(jsonbVersion);
+    const at = this.startJsonb();
     this.reserve(Buffer.byteLength(json));
     this.length += this.buffer.write(json, this.length, 'utf8');
     this.endField(at);
@@ -143,7 +136,7 @@ export class CopyRows {
   }
 
   /** Starts a field whose length is known once its bytes are written: where endField writes it. */
-  startField(): number {
+  private startField(): number {
     const at = this.length;
     this.writeInt32(0);
     return at;
@@ -206,6 +199,5 @@ export class CopyRows {
 
 const viewOf = (buffer: Buffer) => new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
 
-const postgresEpochMs = Date.UTC(2000, 0, 1);
 // jsonb's binary form: a version byte, then the JSON text.
 const jsonbVersion = 1;
