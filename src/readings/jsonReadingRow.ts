@@ -55,10 +55,9 @@ export function writeJsonReading(json: JsonBytes, start: number, out: CopyRows, 
   return readingEnd;
 }
 
-// What one reading's members were found to be, kept between calls: a reading makes no garbage.
+// What one reading's members were found to be, kept between calls: a reading makes no garbage. For each
+// field, where its number starts (-1 for null, -2 when absent) and its value, as JSON.parse reads it.
 const numberStarts = new Int32Array(numericFields.length);
-const numberEnds = new Int32Array(numericFields.length);
-// Their values, as JSON.parse reads them.
 const numberValues = new Float64Array(numericFields.length);
 let readingEnd = -1;
 let tsAt = -1;
@@ -145,7 +144,6 @@ function readMembers(json: JsonBytes, i: number): boolean {
         if (i < 0) return false;
         numberValues[id] = lastValue;
         numberStarts[id] = at;
-        numberEnds[id] = i;
       }
       if (i < 0) return false;
     } else if (id === timestampKey) {
