@@ -1,4 +1,5 @@
 import { CopyRows } from './copyRows.js';
+import { writeCsvReading, type CsvColumns } from './csvReadingRow.js';
 import { flagWords, readingFieldCount } from './readingColumns.js';
 import type { JsonBytes } from './jsonBytes.js';
 import { writeJsonReading } from './jsonReadingRow.js';
@@ -50,7 +51,8 @@ function numeric(name: string, value: unknown): number | null {
  * with its timestamp beside it. `add` takes one reading as parsed from the body (a JSON object, or a CSV
  * row made into one): canonical fields and aliases into columns, soil channels and unknown keys into
  * module_data, the quality flag assigned; it throws RowError, adding nothing, when the reading cannot be
- * stored. `addJson` takes one still as the request's bytes, and writes the usual ones without parsing.
+ * stored. `addJson` takes one still as the request's bytes, and writes the usual ones without parsing;
+ * `writeCsvInPlace` does the same for a CSV row.
  */
 export class BatchEncoder {
   readonly rows = new CopyRows();
@@ -75,6 +77,14 @@ export class BatchEncoder {
    */
   writeInPlace(json: JsonBytes, start: number): number {
     return writeJsonReading(json, start, this.rows, this.station, this.latestMs);
+  }
+
+  /**
+   * The CSV row `bytes`[start, end) of a body with these columns written from its bytes when it has the
+   * usual form (writeCsvReading): false with nothing written, and the row is for `add` to judge.
+   */
+  writeCsvInPlace(columns: CsvColumns, bytes: Buffer, start: number, end: number): boolean {
+    return writeCsvReading(columns, bytes, start, end, this.rows, this.station, this.latestMs);
   }
 
   add(raw: unknown): void {

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import Papa from 'papaparse';
 import { bodyProblem } from '../http/bodyProblem.js';
 import { badRequest, unsupportedMediaType } from '../http/problem.js';
 import { parseInput } from '../http/validate.js';
 import type { BatchEncoder } from './batchEncoder.js';
+import { csvBatch } from './csvBatch.js';
 import { ingestBodySchema } from './ingestSchema.js';
 import { scanJsonBatch } from './jsonBatch.js';
 import { JsonBytes } from './jsonBytes.js';
@@ -39,7 +39,7 @@ export function ingestFormat(ctx: Context): IngestFormat {
 export function parseIngestBody(bytes: Buffer, format: IngestFormat): PostedBatch {
   try {
     const body = withoutByteOrderMarks(bytes);
-    const posted = format === 'json' ? jsonBatch(body) : format === 'ndjson' ? ndjsonBatch(body) : csvBatch(body.toString('utf8'));
+    const posted = format === 'json' ? jsonBatch(body) : format === 'ndjson' ? ndjsonBatch(body) : csvBatch(body);
     if (posted.count === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
     return posted;
   } catch (error) {
@@ -138,53 +138,4 @@ function parsedLine(line: string): unknown {
     if (error instanceof SyntaxError && /prototype/.test(error.message)) throw error;
     return new RowError('the line is not a JSON object');
   }
-}
-
-// A CSV field that is a JSON number is a number; every other field keeps its text.
-const jsonNumber = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
-function csvValue(column: string, text: string): unknown {
-  if (text === '') return null;
-  if (column === 'timestamp' || column === 'firmware_version') return text;
-  if (column === 'module_data') {
-    try {
-      return parseJson(text);
-    } catch (error) {
-      if (error instanceof SyntaxError && /prototype/.test(error.message)) throw error;
-      return text;
-    }
-  }
-  return jsonNumber.test(text) ? Number(text) : text;
-}
-
-/**
- * RFC 4180 CSV with a header row naming each column as a JSON reading names its key (module_data as
- * JSON text); an empty field is null. A row whose field count is not the header's is that reading's error.
- */
-function csvBatch(text: string): PostedBatch {
-  const readings = csvReadings(text);
-  return { stationId: null, count: readings.length, encode: parsedReadings(readings) };
-}
-
-function csvReadings(text: string): unknown[] {
-  const { data } = Papa.parse<string[]>(text, { skipEmptyLines: true, delimiter: ',' });
-  const header = data[0]?.map((name) => name.trim());
-  if (!header) return [];
-  if (new Set(header).size !== header.length) throw badRequest('the CSV header names a column twice', [{ param: 'body', message: 'header columns must be unique' }]);
-  if (!header.includes('timestamp')) throw badRequest('the CSV header has no timestamp column', [{ param: 'body', message: 'the header row must name a timestamp column' }]);
-  const readings: unknown[] = [];
-  for (let r = 1; r < data.length; r++) {
-    const fields = data[r]!;
-    if (fields.length !== header.length) {
-      readings.push(new RowError(`the row has ${fields.length} fields; the header has ${header.length}`));
-      continue;
-    }
-    const reading: Record<string, unknown> = Object.create(null);
-    for (let c = 0; c < header.length; c++) {
-      const value = csvValue(header[c]!, fields[c]!);
-      if (value !== null) reading[header[c]!] = value;
-    }
-    readings.push(reading);
-  }
-  return readings;
 }
