@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import { createApp } from '../app.js';
 import { listen } from '../http/server.js';
-import { createRedis } from '../db/redis.js';
+import { connectRedis } from '../db/redis.js';
 import { startDemoFeed } from '../readings/demoFeed.js';
 import { warmUpReads } from '../readings/warmUp.js';
 import { isEmpty, loadDemo } from './demo.js';
@@ -25,7 +25,7 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
   db.rollups.startHealing(config.rollupHealSeconds * 1000);
   // Connections stay open (the pool has no idle timeout), so warming them once keeps first requests fast.
   await warmUpReads(db, config.poolSize).catch((error: unknown) => log.warn({ err: error }, 'warming up the read queries failed'));
-  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   const { app, live } = createApp({ config, db, log, redis });
   const running = await listen(app, config.port, config.host);
   // The demo stays live while a newcomer looks: readings every minute through the real ingest route.

@@ -17,3 +17,24 @@ export function createRedis(url: string): Redis {
   redis.on('error', () => {});
   return redis;
 }
+
+/**
+ * createRedis, returned once its first connection is up, or has failed for `waitMs`: commands are never
+ * queued while Redis is away, so a request served before the connection is up would pass uncounted by
+ * the shared rate limit (an instance's first requests after every start).
+ */
+export async function connectRedis(url: string, waitMs = 2_000): Promise<Redis> {
+  const redis = createRedis(url);
+  if (redis.status !== 'ready') {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      redis.on('ready', done);
+    });
+  }
+  return redis;
+}

@@ -4,7 +4,7 @@ import { createDb, poolOptionsFrom, type Db } from '../../src/db/pool.js';
 import { createApp } from '../../src/app.js';
 import { listen } from '../../src/http/server.js';
 import { pino } from 'pino';
-import { createRedis } from '../../src/db/redis.js';
+import { connectRedis } from '../../src/db/redis.js';
 import { testServer } from './server.js';
 import { spawnServe, type ServeProcess } from './cli.js';
 
@@ -43,7 +43,7 @@ export async function startTestApp(
   const db = await createDb(databaseUrl, engine, poolOptionsFrom(config, log));
   // As `envmon serve` does.
   db.rollups.startHealing(config.rollupHealSeconds * 1000);
-  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   const { app, live } = createApp({ config, db, log, redis });
   const running = await listen(app, 0, '127.0.0.1');
   const get = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, init);
