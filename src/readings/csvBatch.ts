@@ -41,13 +41,13 @@ export function parsedCsvBatch(text: string): PostedBatch {
   return { stationId: null, count: readings.length, encode: (encoder, index) => addReading(encoder, readings[index]) };
 }
 
-function addReading(encoder: BatchEncoder, reading: unknown): void {
+export function addReading(encoder: BatchEncoder, reading: unknown): void {
   if (reading instanceof RowError) throw reading;
   encoder.add(reading);
 }
 
 /** The header's names, trimmed, once checked: each named once, a timestamp among them. */
-function checkedHeader(names: readonly string[]): string[] {
+export function checkedHeader(names: readonly string[]): string[] {
   const header = names.map((name) => name.trim());
   if (new Set(header).size !== header.length) throw badRequest('the CSV header names a column twice', [{ param: 'body', message: 'header columns must be unique' }]);
   if (!header.includes('timestamp')) throw badRequest('the CSV header has no timestamp column', [{ param: 'body', message: 'the header row must name a timestamp column' }]);
@@ -55,7 +55,7 @@ function checkedHeader(names: readonly string[]): string[] {
 }
 
 /** A row's fields as the reading BatchEncoder.add judges, or the RowError of a row with another field count. */
-function csvReading(header: readonly string[], fields: readonly string[]): Record<string, unknown> | RowError {
+export function csvReading(header: readonly string[], fields: readonly string[]): Record<string, unknown> | RowError {
   if (fields.length !== header.length) return new RowError(`the row has ${fields.length} fields; the header has ${header.length}`);
   const reading: Record<string, unknown> = Object.create(null);
   for (let c = 0; c < header.length; c++) {

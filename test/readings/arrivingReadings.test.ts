@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ArrivingJsonBatch, ArrivingNdjson, type Progress } from '../../src/readings/arrivingReadings.js';
+import { ArrivingCsv, ArrivingJsonBatch, ArrivingNdjson, type Progress } from '../../src/readings/arrivingReadings.js';
 import { BatchIntake } from '../../src/readings/batchIntake.js';
 import { parseIngestBody, type IngestFormat, type PostedBatch } from '../../src/readings/ingestBody.js';
+import { csvBody } from '../helpers/csvTexts.js';
 import { reading } from '../helpers/readingTexts.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 500);
@@ -42,15 +43,28 @@ const ndjsonBody = fc
   })
   .map(({ lines, newline, last, marks: m }) => `${m}${lines.join(newline)}${last ? newline : ''}`);
 
+/**
+ * A CSV batch: mostly a quote-free body with one kind of line break, sometimes with what only the
+ * whole-body parser reads (a quoted field, a stray CR, a bare LF among CRLFs) somewhere in it.
+ */
+const csvArriving = fc
+  .record({ text: csvBody, marks, spoil: fc.constantFrom('', '', '', '"a, b"', '\r', '\n'), at: fc.nat() })
+  .map(({ text, marks: m, spoil, at }) => {
+    if (spoil === '') return `${m}${text}`;
+    const place = at % (text.length + 1);
+    return `${m}${text.slice(0, place)}${spoil}${text.slice(place)}`;
+  });
+
 const body = fc.oneof(
   jsonBody.map((text) => ({ format: 'json' as IngestFormat, text })),
   ndjsonBody.map((text) => ({ format: 'ndjson' as IngestFormat, text })),
+  csvArriving.map((text) => ({ format: 'csv' as IngestFormat, text })),
 );
 
 /** The readings of `bytes` taken as they arrive in pieces ending at `cuts`, a few at a time. */
 function takeArriving(bytes: Buffer, format: IngestFormat, cuts: number[]) {
   const intake = new BatchIntake(station, latestMs);
-  const readings = format === 'json' ? new ArrivingJsonBatch() : new ArrivingNdjson();
+  const readings = format === 'json' ? new ArrivingJsonBatch() : format === 'ndjson' ? new ArrivingNdjson() : new ArrivingCsv();
   const ends = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b).filter((c) => c < bytes.length);
   let outcome: Progress | 'syntax' = 'more';
   for (const end of [...ends, bytes.length]) {
@@ -90,6 +104,7 @@ describe('a batch read as its bytes arrive', () => {
   it(`takes exactly what the whole body gives, wherever its bytes are cut, or leaves the body to the whole-body parser (${runs} bodies, FUZZ_SEED=${seed})`, () => {
     let taken = 0;
     let total = 0;
+    const takenIn: Record<IngestFormat, number> = { json: 0, ndjson: 0, csv: 0 };
     fc.assert(
       fc.property(body, fc.array(fc.nat(), { maxLength: 8 }), ({ format, text }, cuts) => {
         const bytes = Buffer.from(text);
@@ -98,6 +113,7 @@ describe('a batch read as its bytes arrive', () => {
         total++;
         if (arriving.outcome !== 'done') return;
         taken++;
+        takenIn[format]++;
         assert.ok('posted' in whole, `${text}: taken as it arrived, but the whole body is refused: ${'problem' in whole ? whole.problem.message : ''}`);
         if (format === 'json') assert.equal(arriving.stationId, whole.posted.stationId, text);
         assert.equal(arriving.intake.count, whole.posted.count, text);
@@ -111,7 +127,8 @@ describe('a batch read as its bytes arrive', () => {
     );
     // Both outcomes must be exercised: the comparison above needs bodies to compare.
     assert.ok(taken > total * 0.3 && taken < total, `${taken} of ${total} bodies taken as they arrived`);
-    console.log(`      ${taken} of ${total} bodies taken as they arrived`);
+    for (const [format, count] of Object.entries(takenIn)) assert.ok(count > total * 0.02, `only ${count} ${format} bodies taken as they arrived`);
+    console.log(`      ${taken} of ${total} bodies taken as they arrived (${Object.entries(takenIn).map(([f, n]) => `${f} ${n}`).join(', ')})`);
   });
 
   it('waits at a cut anywhere in a token, and refuses what only the whole-body parser may answer', () => {

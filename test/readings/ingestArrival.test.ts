@@ -18,11 +18,13 @@ type Piece = string | { pauseMs: number } | (() => Promise<void>);
  * Posts a body written in pieces with pauses between them, as a station on a slow link sends it: no
  * Content-Length, chunked. `abortAfter` cuts the connection after that many pieces instead of ending.
  */
-function postInPieces(origin: string, key: string, pieces: Piece[], abortAfter?: number): Promise<{ status: number; body: Record<string, unknown> } | 'aborted'> {
+function postInPieces(
+  origin: string, key: string, pieces: Piece[], abortAfter?: number, type = 'application/json',
+): Promise<{ status: number; body: Record<string, unknown> } | 'aborted'> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${origin}/api/v1/ingest/environmental/`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: `Token ${key}` },
+      headers: { 'Content-Type': type, Authorization: `Token ${key}` },
     }, (response) => {
       let text = '';
       response.setEncoding('utf8');
@@ -89,6 +91,27 @@ describeEngines('ingest while the body arrives', (env) => {
       body: { accepted: 2010, duplicates: 0, errors: 1, error_details: [{ index: 10, reason: "timestamp 'never' is not an ISO 8601 date-time" }] },
     });
     assert.equal(await countReadings(env().db, 'arr-pieces'), 5010);
+  });
+
+  it('takes a CSV batch into the database while it arrives; a quoted field found late gets the whole-body answer', async () => {
+    const key = await stationWithKey(env(), 'arr-csv');
+    const line = (r: ReturnType<typeof readings>[number]) => `${r.timestamp},${r.temperature_c},${r.humidity_rh},${r.pm2_5}`;
+    const csv = ['timestamp,temperature_c,humidity_rh,pm2_5', ...readings(3000).map(line)].join('\r\n') + '\r\n';
+    const pieces = inPieces(csv, 10, 20);
+    pieces.splice(10, 0, async () => {
+      await sleep(200);
+      assert.equal(await copying(), 1);
+    });
+    const first = await postInPieces(env().origin, key, pieces, undefined, 'text/csv');
+    assert.deepEqual(first, { status: 201, body: { accepted: 3000, duplicates: 0, errors: 0, error_details: [] } });
+    // The rows sent before the quote are rolled back, and the whole body is stored as papaparse reads it.
+    const quotedLate = ['timestamp,temperature_c,humidity_rh,pm2_5,firmware_version', ...readings(2000, 3000).map((r) => `${line(r)},`), `${minute(5000)},1,2,3,"fw, 2"`].join('\n');
+    const second = await postInPieces(env().origin, key, inPieces(quotedLate, 10, 20), undefined, 'text/csv');
+    assert.deepEqual(second, { status: 201, body: { accepted: 2001, duplicates: 0, errors: 0, error_details: [] } });
+    assert.equal(await countReadings(env().db, 'arr-csv'), 5001);
+    const firmware = await env().db.pool.oneFirst(sql.type(z.object({ firmware_version: z.string() }))`
+      select firmware_version from readings where station_id = 'arr-csv' and ts = ${minute(5000)}`);
+    assert.equal(firmware, 'fw, 2');
   });
 
   it('stores nothing of a body whose client goes away, and gives its database connection back', async () => {
