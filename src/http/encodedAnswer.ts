@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, gzip } from 'node:zlib';
 import type { Context } from 'koa';
 import { compressibleType, compressionFor, compressionThreshold, negotiateEncoding, type ContentCoding } from './middleware/compression.js';
+import { SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
 
 const brotliOf = promisify(brotliCompress);
 const gzipOf = promisify(gzip);
@@ -11,15 +12,25 @@ const gzipOf = promisify(gzip);
  * An answer made once and sent as often as it is asked for: its bytes, their strong ETag (the SHA-1 the
  * conditional GET would compute) and each compressed form, made the first time a client asks for it, off
  * the event loop. Without it every request for a kept answer was hashed and compressed again (for a
- * year of hourly aggregates, 2 MB, most of the time of an answer asked again).
+ * year of hourly aggregates, 2 MB, most of the time of an answer asked again). Its gzip form splices in
+ * the deflate kept for the bytes it shares with other answers (SharedBytes).
  */
 export class EncodedAnswer {
+  readonly bytes: Buffer;
   readonly etag: string;
+  private readonly parts: readonly AnswerPart[] | undefined;
   private readonly forms = new Map<ContentCoding, Promise<Buffer>>();
   private formBytes = 0;
 
-  constructor(readonly bytes: Buffer, readonly type: string) {
-    this.etag = `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+  /** `body`: its bytes, or the parts they are made of when some are shared with other answers (gzipped once). */
+  constructor(body: Buffer | readonly AnswerPart[], readonly type: string) {
+    if (Buffer.isBuffer(body)) {
+      this.bytes = body;
+    } else {
+      this.bytes = Buffer.concat(body.map((part) => (part instanceof SharedBytes ? part.bytes : part)));
+      this.parts = body.some((part) => part instanceof SharedBytes) ? body : undefined;
+    }
+    this.etag = `"${createHash('sha1').update(this.bytes).digest('base64url')}"`;
   }
 
   /** The memory it holds: its bytes and the compressed forms made so far. */
@@ -49,7 +60,9 @@ export class EncodedAnswer {
     let form = this.forms.get(coding);
     if (!form) {
       const settings = compressionFor(this.bytes.length);
-      form = (coding === 'br' ? brotliOf(this.bytes, settings.br) : gzipOf(this.bytes, settings.gzip)).then((bytes) => {
+      const made = coding === 'br' ? brotliOf(this.bytes, settings.br)
+        : this.parts ? splicedGzip(this.parts, this.bytes, settings.gzip) : gzipOf(this.bytes, settings.gzip);
+      form = made.then((bytes) => {
         this.formBytes += bytes.length;
         return bytes;
       });

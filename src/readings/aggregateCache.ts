@@ -1,13 +1,17 @@
 import type { Db, PgPool } from '../db/pool.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
+import type { AnswerPart, SharedBytes } from '../http/splicedGzip.js';
 import { columnsKey } from './aggregateColumns.js';
 import type { AggregateArgs } from './queries.js';
 
 /** An aggregate in one output format, and how many periods it has. */
 export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
 
-/** The part of an answer made of the periods before `before` (epoch ms), kept while they stay settled. */
-export type SettledPart = { before: number; periods: number; bytes: Buffer };
+/**
+ * The part of an answer made of the periods before `before` (epoch ms), kept while they stay settled: the
+ * same bytes in every answer made from it, compressed once.
+ */
+export type SettledPart = { before: number; periods: number; bytes: SharedBytes };
 
 /**
  * How an output format of an aggregate is made: `make` reads it from `pool` (the server the station's
@@ -20,7 +24,7 @@ export type AggregateOutput = {
   name: string;
   type: string;
   make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart }) =>
-    Promise<{ body: string | Buffer; periods: number; settled?: SettledPart }>;
+    Promise<{ body: string | Buffer | AnswerPart[]; periods: number; settled?: SettledPart }>;
 };
 
 type Entry = {
@@ -31,9 +35,9 @@ type Entry = {
 };
 
 // A settled part may be a view of a larger buffer (the whole output of the statement that made it): it
-// holds all of that.
+// holds all of that, and its deflate once made.
 const entryBytes = (entry: Entry) =>
-  64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.bytes.buffer.byteLength, 0);
+  64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.bytes.size, 0);
 
 const dayMs = 86_400_000;
 

@@ -1,5 +1,6 @@
 import type { PgPool } from '../db/pool.js';
 import { parquetType } from '../http/parquetFile.js';
+import { SharedBytes } from '../http/splicedGzip.js';
 import type { AggregateOutput } from './aggregateCache.js';
 import { columnsOf } from './aggregateColumns.js';
 import { parquetMetadata, preamble } from './attribution.js';
@@ -17,19 +18,21 @@ export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
   make: async (pool, intervalSeconds, { before, kept }) => {
     const split = before === -Infinity ? '-infinity' : new Date(before).toISOString();
     const { settled, later } = await aggregateJsonPeriods(pool, args, intervalSeconds, kept ? split : '-infinity', split);
-    const first = kept ? { periods: kept.periods, results: kept.bytes } : settled;
+    const first = kept ?? { before, periods: settled.periods, bytes: new SharedBytes(settled.results) };
     const periods = first.periods + later.periods;
-    const results = [first.results, later.results].filter((part) => part.length > 0);
     const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)},"count":${periods},"results":[`;
+    const both = first.bytes.bytes.length > 0 && later.results.length > 0;
     return {
-      // Joined as bytes: a year of hourly periods is 3.7 MB, and never a string in the service.
-      body: Buffer.concat([Buffer.from(head), ...results.flatMap((part, i) => (i > 0 ? [comma, part] : [part])), closing]),
+      // As bytes: a year of hourly periods is 3.7 MB, and never a string in the service. The settled
+      // part is the same in every answer made from it, and its gzip is made once.
+      body: [Buffer.from(head), first.bytes, Buffer.concat([both ? comma : empty, later.results, closing])],
       periods,
-      settled: { before, periods: first.periods, bytes: first.results },
+      settled: first,
     };
   },
 });
 const comma = Buffer.from(',');
+const empty = Buffer.alloc(0);
 const closing = Buffer.from(']}');
 
 /** An answer made from the aggregate's rows, whole. */

@@ -1,0 +1,66 @@
+import { promisify } from 'node:util';
+import { constants, crc32, deflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
+
+const deflateRawOf = promisify(deflateRaw);
+
+/**
+ * Bytes that many answers share (an aggregate's settled periods, the same in every answer while the
+ * station's older readings stand): their raw deflate, ended by a full flush so that it depends on
+ * nothing before or after it, is made once and spliced into the gzip of each answer that holds them.
+ * A live station's year of aggregates is then compressed only in its changing parts.
+ */
+export class SharedBytes {
+  private deflated?: Promise<Buffer>;
+  private deflatedBytes = 0;
+
+  constructor(readonly bytes: Buffer) {}
+
+  /** The memory it holds: the buffer its bytes are a view of, and its deflate once made. */
+  get size(): number {
+    return this.bytes.buffer.byteLength + this.deflatedBytes;
+  }
+
+  /** Its raw deflate, made the first time at the settings of the answer that first asks. */
+  deflate(settings: ZlibOptions): Promise<Buffer> {
+    if (!this.deflated) {
+      const made = deflateRawOf(this.bytes, { ...settings, finishFlush: constants.Z_FULL_FLUSH });
+      this.deflated = made.then((bytes) => {
+        this.deflatedBytes = bytes.length;
+        return bytes;
+      });
+      // A failed deflate is not kept: the next answer tries again.
+      made.catch(() => (this.deflated = undefined));
+    }
+    return this.deflated;
+  }
+}
+
+/** What an answer is made of: its own bytes, and bytes it shares with others. */
+export type AnswerPart = Buffer | SharedBytes;
+
+// A gzip member's header (RFC 1952): deflate, no name or time, from an unknown system.
+const gzipHeader = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+// A final, empty block (fixed Huffman codes), ending a deflate stream whose last part was flushed.
+const finalBlock = Buffer.from([0x03, 0x00]);
+// Parts this small are deflated on the event loop: a trip to the thread pool costs more.
+const smallPart = 4096;
+
+/**
+ * The gzip of `whole`, made of `parts` in order: each shared part's kept deflate, each other part
+ * deflated now (a full flush between parts, so each stands alone), the stream ended, and the CRC and
+ * length of the whole. Any gzip decoder reads it as one member.
+ */
+export async function splicedGzip(parts: readonly AnswerPart[], whole: Buffer, settings: ZlibOptions): Promise<Buffer> {
+  const owned = parts.filter((part) => part instanceof SharedBytes || part.length > 0);
+  const deflated = await Promise.all(owned.map((part, i) => {
+    if (part instanceof SharedBytes) return part.deflate(settings);
+    const options = { ...settings, finishFlush: i === owned.length - 1 ? constants.Z_FINISH : constants.Z_FULL_FLUSH };
+    return part.length < smallPart ? deflateRawSync(part, options) : deflateRawOf(part, options);
+  }));
+  const last = owned[owned.length - 1];
+  const ended = last === undefined || last instanceof SharedBytes ? [finalBlock] : [];
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc32(whole) >>> 0, 0);
+  trailer.writeUInt32LE(whole.length >>> 0, 4);
+  return Buffer.concat([gzipHeader, ...deflated, ...ended, trailer]);
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { gunzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { SharedBytes, splicedGzip, type AnswerPart } from '../../src/http/splicedGzip.js';
+
+const runs = Number(process.env.FUZZ_RUNS ?? 150);
+// Fixed and printed, so that a failure replays; FUZZ_SEED explores others.
+const seed = Number(process.env.FUZZ_SEED ?? 20_261_126);
+
+const partBytes = fc.oneof(
+  fc.constant(Buffer.alloc(0)),
+  fc.string({ maxLength: 3000 }).map((text) => Buffer.from(text)),
+  fc.uint8Array({ maxLength: 5000 }).map((bytes) => Buffer.from(bytes)),
+  fc.integer({ min: 1, max: 4000 }).map((n) => Buffer.from('{"period_start":"2026-01-01T00:00:00.000Z","count":60},'.repeat(n))),
+);
+const parts = fc.array(fc.tuple(partBytes, fc.boolean()), { maxLength: 6 }).map((list) =>
+  list.map(([bytes, shared]): AnswerPart => (shared ? new SharedBytes(bytes) : bytes)));
+const levels = fc.constantFrom(1, 4, 9);
+
+const whole = (list: readonly AnswerPart[]) => Buffer.concat(list.map((part) => (part instanceof SharedBytes ? part.bytes : part)));
+
+describe('gzip spliced from kept parts', () => {
+  it(`decodes to the parts' bytes in order, whatever they hold and wherever the shared ones are (${runs} answers, FUZZ_SEED=${seed})`, async () => {
+    await fc.assert(
+      fc.asyncProperty(parts, levels, async (list, level) => {
+        const bytes = whole(list);
+        const gzip = await splicedGzip(list, bytes, { level });
+        assert.ok(gunzipSync(gzip).equals(bytes));
+      }),
+      { numRuns: runs, seed },
+    );
+  });
+
+  it('is read by the system gzip as one member, its CRC and length checked', async () => {
+    const shared = new SharedBytes(Buffer.from('{"n":1.5},'.repeat(50_000)));
+    for (const list of [[Buffer.from('{"results":['), shared, Buffer.from('{"n":2}]}')], [Buffer.from('['), shared], [shared]]) {
+      const bytes = whole(list);
+      const gzip = await splicedGzip(list, bytes, { level: 4 });
+      assert.ok(execFileSync('gzip', ['-dc'], { input: gzip, maxBuffer: 64 << 20 }).equals(bytes));
+      // A gzip whose trailer does not match its bytes is refused: the check above checked something.
+      const wrong = Buffer.from(gzip);
+      wrong[wrong.length - 8]! ^= 1;
+      assert.throws(() => execFileSync('gzip', ['-dc'], { input: wrong, stdio: ['pipe', 'pipe', 'ignore'] }));
+    }
+  });
+
+  it('deflates a shared part once for every answer that holds it', async () => {
+    const shared = new SharedBytes(Buffer.from('{"period_start":"2026-01-01T00:00:00.000Z","temperature_c_mean":12.5},'.repeat(3000)));
+    const answer = async (tail: string) => {
+      const list = [Buffer.from('{"results":['), shared, Buffer.from(`${tail}]}`)];
+      const bytes = whole(list);
+      assert.ok(gunzipSync(await splicedGzip(list, bytes, { level: 4 })).equals(bytes));
+    };
+    await answer('{"n":1}');
+    const size = shared.size;
+    assert.ok(size > shared.bytes.length, 'the deflate is kept with the part');
+    await answer('{"n":2},{"n":3}');
+    assert.equal(shared.size, size, 'the second answer reuses the kept deflate');
+  });
+});
