@@ -1,7 +1,6 @@
 import { stationIdSchema } from '../http/params.js';
 import type { BatchIntake } from './batchIntake.js';
-import { addReading, checkedHeader, csvReading } from './csvBatch.js';
-import { csvColumns, type CsvColumns } from './csvReadingRow.js';
+import { CsvRows, PlainCsvLines } from './csvBatch.js';
 import { byteOrderMark, ndjsonLine } from './ingestBody.js';
 import { ascii, closeBrace, closeBracket, colon, comma, JsonBytes, openBrace, openBracket, quote } from './jsonBytes.js';
 import { RowError } from './readingRules.js';
@@ -207,61 +206,39 @@ export class ArrivingNdjson implements ArrivingReadings {
   }
 }
 
-const lf = 0x0a;
-const cr = 0x0d;
-const unknownBreak = 0;
-const lfBreak = 1;
-const crlfBreak = 2;
-
 /**
- * A CSV body as its lines arrive: the header once its line is whole, then each row once its line break
- * (or the body's end) is here, written in place where it can be, exactly as csvBatch reads a whole body.
- * Only what csvBatch reads in place is taken here: a quote anywhere, line breaks that are not all LF or
- * all CRLF (the first one decides), a header the whole-body path refuses, or no row at all refuses the
- * body, and the whole-body path gives the answer it always has.
+ * A CSV body as its lines arrive (PlainCsvLines): the header once its line is whole, then each row once
+ * its line break (or the body's end) is here, written in place where it can be, exactly as csvBatch
+ * reads a whole body. A body whose lines papaparse must read, a header the whole-body path refuses, or
+ * no row at all refuses the body, and the whole-body path gives the answer it always has.
  */
 export class ArrivingCsv implements ArrivingReadings {
   readonly stationId = null;
-  private at = -1;
-  private lineBreak = unknownBreak;
-  private header: string[] | null = null;
-  private columns: CsvColumns | null = null;
+  private lines: PlainCsvLines | null = null;
+  private rows: CsvRows | null = null;
 
   advance(bytes: Buffer, complete: boolean, intake: BatchIntake, upTo: number): Progress {
-    if (this.at < 0) {
-      this.at = pastMarks(bytes, complete);
-      if (this.at < 0) return 'more';
+    if (!this.lines) {
+      const at = pastMarks(bytes, complete);
+      if (at < 0) return 'more';
+      this.lines = new PlainCsvLines(at);
     }
-    while (this.at < bytes.length) {
+    while (this.lines.pending(bytes)) {
       if (intake.count >= upTo) return 'paused';
-      const newline = bytes.indexOf(lf, this.at);
-      if (newline < 0 && !complete) return 'more';
-      const next = newline < 0 ? bytes.length : newline + 1;
-      if (this.lineBreak === unknownBreak && newline >= 0) this.lineBreak = bytes[newline - 1] === cr ? crlfBreak : lfBreak;
-      let end = newline < 0 ? bytes.length : newline;
-      if (this.lineBreak === crlfBreak && newline >= 0) {
-        if (bytes[newline - 1] !== cr) return 'refused';
-        end--;
-      }
-      // The line itself, past its CRLF: no quote, no other CR (searched within it, not past it).
-      for (let k = this.at; k < end; k++) if (bytes[k] === 0x22 || bytes[k] === cr) return 'refused';
-      const start = this.at;
-      this.at = next;
-      if (end === start) continue;
-      if (this.header === null) {
+      const step = this.lines.next(bytes, complete);
+      if (step === 'unusual') return 'refused';
+      if (step !== 'line') break;
+      const { start, end } = this.lines;
+      if (!this.rows) {
         try {
-          this.header = checkedHeader(bytes.toString('utf8', start, end).split(','));
+          this.rows = new CsvRows(bytes.toString('utf8', start, end));
         } catch {
           return 'refused';
         }
-        this.columns = csvColumns(this.header);
         continue;
       }
-      const header = this.header;
-      const columns = this.columns!;
-      intake.take((encoder) => {
-        if (!encoder.writeCsvInPlace(columns, bytes, start, end)) addReading(encoder, csvReading(header, bytes.toString('utf8', start, end).split(',')));
-      });
+      const rows = this.rows;
+      intake.take((encoder) => rows.encode(encoder, bytes, start, end));
     }
     if (!complete) return 'more';
     return intake.count > 0 ? 'done' : 'refused';

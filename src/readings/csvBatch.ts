@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import { badRequest } from '../http/problem.js';
 import type { BatchEncoder } from './batchEncoder.js';
-import { csvColumns } from './csvReadingRow.js';
+import { csvColumns, type CsvColumns } from './csvReadingRow.js';
 import type { PostedBatch } from './ingestBody.js';
 import { parseJson } from './parseJson.js';
 import { RowError } from './readingRules.js';
@@ -15,21 +15,37 @@ import { RowError } from './readingRules.js';
  * the usual form. Any other body is parsed whole by papaparse first.
  */
 export function csvBatch(bytes: Buffer): PostedBatch {
-  const lines = plainLines(bytes);
-  if (!lines) return parsedCsvBatch(bytes.toString('utf8'));
-  if (lines.length === 0) return { stationId: null, count: 0, encode: () => {} };
-  const header = checkedHeader(bytes.toString('utf8', lines[0]!, lines[1]!).split(','));
-  const columns = csvColumns(header);
+  const lines = new PlainCsvLines(0);
+  const found: number[] = [];
+  for (let step = lines.next(bytes, true); step !== 'end'; step = lines.next(bytes, true)) {
+    if (step === 'unusual') return parsedCsvBatch(bytes.toString('utf8'));
+    found.push(lines.start, lines.end);
+  }
+  if (found.length === 0) return { stationId: null, count: 0, encode: () => {} };
+  const rows = new CsvRows(bytes.toString('utf8', found[0]!, found[1]!));
   return {
     stationId: null,
-    count: lines.length / 2 - 1,
-    encode: (encoder, index) => {
-      const start = lines[2 * index + 2]!;
-      const end = lines[2 * index + 3]!;
-      if (encoder.writeCsvInPlace(columns, bytes, start, end)) return;
-      addReading(encoder, csvReading(header, bytes.toString('utf8', start, end).split(',')));
-    },
+    count: found.length / 2 - 1,
+    encode: (encoder, index) => rows.encode(encoder, bytes, found[2 * index + 2]!, found[2 * index + 3]!),
   };
+}
+
+/** The rows of a CSV body under its header: each written in place when it can be, else judged as a reading. */
+export class CsvRows {
+  private readonly header: string[];
+  private readonly columns: CsvColumns;
+
+  /** Throws the 400 of a header that names a column twice or no timestamp. */
+  constructor(headerLine: string) {
+    this.header = checkedHeader(headerLine.split(','));
+    this.columns = csvColumns(this.header);
+  }
+
+  /** The row `bytes`[start, end), a line with no quote and no line break. */
+  encode(encoder: BatchEncoder, bytes: Buffer, start: number, end: number): void {
+    if (encoder.writeCsvInPlace(this.columns, bytes, start, end)) return;
+    addReading(encoder, csvReading(this.header, bytes.toString('utf8', start, end).split(',')));
+  }
 }
 
 /** A CSV body parsed whole by papaparse into readings (or their RowErrors), then encoded one by one. */
@@ -41,13 +57,13 @@ export function parsedCsvBatch(text: string): PostedBatch {
   return { stationId: null, count: readings.length, encode: (encoder, index) => addReading(encoder, readings[index]) };
 }
 
-export function addReading(encoder: BatchEncoder, reading: unknown): void {
+function addReading(encoder: BatchEncoder, reading: unknown): void {
   if (reading instanceof RowError) throw reading;
   encoder.add(reading);
 }
 
 /** The header's names, trimmed, once checked: each named once, a timestamp among them. */
-export function checkedHeader(names: readonly string[]): string[] {
+function checkedHeader(names: readonly string[]): string[] {
   const header = names.map((name) => name.trim());
   if (new Set(header).size !== header.length) throw badRequest('the CSV header names a column twice', [{ param: 'body', message: 'header columns must be unique' }]);
   if (!header.includes('timestamp')) throw badRequest('the CSV header has no timestamp column', [{ param: 'body', message: 'the header row must name a timestamp column' }]);
@@ -55,7 +71,7 @@ export function checkedHeader(names: readonly string[]): string[] {
 }
 
 /** A row's fields as the reading BatchEncoder.add judges, or the RowError of a row with another field count. */
-export function csvReading(header: readonly string[], fields: readonly string[]): Record<string, unknown> | RowError {
+function csvReading(header: readonly string[], fields: readonly string[]): Record<string, unknown> | RowError {
   if (fields.length !== header.length) return new RowError(`the row has ${fields.length} fields; the header has ${header.length}`);
   const reading: Record<string, unknown> = Object.create(null);
   for (let c = 0; c < header.length; c++) {
@@ -84,30 +100,50 @@ function csvValue(column: string, text: string): unknown {
 
 const lf = 0x0a;
 const cr = 0x0d;
+const quote = 0x22;
+const unknownBreak = 0;
+const lfBreak = 1;
+const crlfBreak = 2;
 
 /**
- * The non-blank lines of a body papaparse would split at its line breaks alone, as [start, end) pairs
- * (the header's first), without their CR: one with no quote, whose line breaks are all LF or all CRLF.
- * Null for any other body (quoted fields, a lone CR, mixed line breaks), which papaparse then reads.
+ * The non-blank lines of a CSV body that papaparse would split at its line breaks alone: one with no
+ * quote, whose line breaks are all LF or all CRLF (the first one decides). Read from `at` as the bytes
+ * arrive, a line at a time: `next` gives 'line' (its bytes [start, end), without the line break), 'more'
+ * (the next line is not all here), 'end' (the whole body is read) or 'unusual' (a quote, a stray CR, a
+ * line break of the other kind), and papaparse must read the body.
  */
-function plainLines(bytes: Buffer): number[] | null {
-  if (bytes.indexOf(0x22) >= 0) return null;
-  const crlf = bytes.indexOf(cr) >= 0;
-  const lines: number[] = [];
-  for (let start = 0; start < bytes.length;) {
-    const newline = bytes.indexOf(lf, start);
-    const next = newline < 0 ? bytes.length : newline + 1;
-    let end = newline < 0 ? bytes.length : newline;
-    if (crlf) {
-      // Every line break a CRLF, and no CR elsewhere (the last line may end without one).
-      if (newline >= 0 && bytes[newline - 1] !== cr) return null;
-      if (newline >= 0) end--;
-      const stray = bytes.indexOf(cr, start);
-      if (stray >= 0 && stray < end) return null;
-      if (newline < 0 && bytes[end - 1] === cr) return null;
-    }
-    if (end > start) lines.push(start, end);
-    start = next;
+export class PlainCsvLines {
+  start = 0;
+  end = 0;
+  private lineBreak = unknownBreak;
+
+  constructor(private at: number) {}
+
+  /** Whether bytes are left to read in `bytes`. */
+  pending(bytes: Buffer): boolean {
+    return this.at < bytes.length;
   }
-  return lines;
+
+  next(bytes: Buffer, complete: boolean): 'line' | 'more' | 'end' | 'unusual' {
+    for (;;) {
+      if (this.at >= bytes.length) return complete ? 'end' : 'more';
+      const newline = bytes.indexOf(lf, this.at);
+      if (newline < 0 && !complete) return 'more';
+      if (this.lineBreak === unknownBreak && newline >= 0) this.lineBreak = bytes[newline - 1] === cr ? crlfBreak : lfBreak;
+      let end = newline < 0 ? bytes.length : newline;
+      if (this.lineBreak === crlfBreak && newline >= 0) {
+        if (bytes[newline - 1] !== cr) return 'unusual';
+        end--;
+      }
+      // The line itself, past its CRLF: no quote, no other CR (searched within it, never past it).
+      for (let k = this.at; k < end; k++) if (bytes[k] === quote || bytes[k] === cr) return 'unusual';
+      const start = this.at;
+      this.at = newline < 0 ? bytes.length : newline + 1;
+      if (end > start) {
+        this.start = start;
+        this.end = end;
+        return 'line';
+      }
+    }
+  }
 }
