@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
  * A Redis client that fails fast while the server is away (no offline queue, one try per command) and
  * reconnects in the background, so a Redis outage never makes a request wait.
  */
-export function createRedis(url: string): Redis {
+function createRedis(url: string): Redis {
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -19,7 +19,7 @@ export function createRedis(url: string): Redis {
 }
 
 /**
- * createRedis, returned once its first connection is up, or has failed for `waitMs`: commands are never
+ * A Redis client (createRedis), returned once its first connection is up, or has failed for `waitMs`: commands are never
  * queued while Redis is away, so a request served before the connection is up would pass uncounted by
  * the shared rate limit (an instance's first requests after every start).
  */
