@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, gzip } from 'node:zlib';
+import { brotliCompress } from 'node:zlib';
 import type { Context } from 'koa';
 import { compressibleType, compressionFor, compressionThreshold, negotiateEncoding, type ContentCoding } from './middleware/compression.js';
 import { SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
 
 const brotliOf = promisify(brotliCompress);
-const gzipOf = promisify(gzip);
 
 /**
  * An answer made once and sent as often as it is asked for: its bytes, their strong ETag (the SHA-1 the
  * conditional GET would compute) and each compressed form, made the first time a client asks for it, off
  * the event loop. Without it every request for a kept answer was hashed and compressed again (for a
- * year of hourly aggregates, 2 MB, most of the time of an answer asked again). Its gzip form splices in
- * the deflate kept for the bytes it shares with other answers (SharedBytes).
+ * year of hourly aggregates, 2 MB, most of the time of an answer asked again). Its gzip form is made by
+ * splicedGzip: a large answer in pieces side by side, the bytes it shares with other answers (SharedBytes)
+ * from the deflate kept with them.
  */
 export class EncodedAnswer {
   readonly bytes: Buffer;
@@ -61,7 +61,7 @@ export class EncodedAnswer {
     if (!form) {
       const settings = compressionFor(this.bytes.length);
       const made = coding === 'br' ? brotliOf(this.bytes, settings.br)
-        : this.parts ? splicedGzip(this.parts, this.bytes, settings.gzip) : gzipOf(this.bytes, settings.gzip);
+        : splicedGzip(this.parts ?? [this.bytes], this.bytes, settings.gzip);
       form = made.then((bytes) => {
         this.formBytes += bytes.length;
         return bytes;

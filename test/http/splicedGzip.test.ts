@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { SharedBytes, splicedGzip, type AnswerPart } from '../../src/http/splicedGzip.js';
 
@@ -57,5 +57,21 @@ describe('gzip spliced from kept parts', () => {
     assert.ok(size > shared.bytes.length, 'the deflate is kept with the part');
     await answer('{"n":2},{"n":3}');
     assert.equal(shared.size, size, 'the second answer reuses the kept deflate');
+  });
+
+  it('joins the pieces a large part is deflated in as one stream, at every size around a cut', async () => {
+    // Periods of an hourly aggregate, their numbers varying, cut at sizes on both sides of 128 KiB multiples.
+    const text = Array.from({ length: 40_000 }, (_, i) =>
+      `{"period_start":"${new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString()}","count":60,"temperature_c_mean":${Math.sin(i) * 20}},`).join('');
+    for (const size of [128 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 512 * 1024 + 3, 1024 * 1024 + 7, text.length]) {
+      const bytes = Buffer.from(text.slice(0, size));
+      for (const list of [[bytes], [Buffer.from('{"results":['), new SharedBytes(bytes), Buffer.from(']}')]]) {
+        const all = whole(list);
+        const gzip = await splicedGzip(list, all, { level: 1 });
+        assert.ok(execFileSync('gzip', ['-dc'], { input: gzip, maxBuffer: 64 << 20 }).equals(all), `${size} bytes`);
+        // No piece costs more than its window: within 1% of one deflate of the whole.
+        assert.ok(gzip.length < gzipSync(all, { level: 1 }).length * 1.01, `${size} bytes: ${gzip.length}`);
+      }
+    }
   });
 });
