@@ -30,6 +30,14 @@ const getJson = (url: string) => async () => {
 async function storage(client: pg.Client, engine: string) {
   const rollups = ['readings_hourly', 'readings_daily', 'readings_weekly', 'readings_monthly'];
   if (engine === 'timescale') {
+    // Each size's stations cover the same year as the ones before, so its refresh materialises that year's
+    // buckets again: the rows it replaces leave their space in the rollups' chunks, which a vacuum keeps
+    // for the next refresh to reuse (2 station-years: 29.5 MB as left, 19.7 MB once rewritten). The
+    // figure is the rollups' own size: their chunks rewritten first.
+    const chunks = await client.query(`select format('%I.%I', chunk_schema, chunk_name) as chunk from timescaledb_information.chunks
+      where (hypertable_schema, hypertable_name) in (select materialization_hypertable_schema, materialization_hypertable_name
+        from timescaledb_information.continuous_aggregates)`);
+    for (const { chunk } of chunks.rows as { chunk: string }[]) await client.query(`vacuum full ${chunk}`);
     const table = await client.query(`select table_bytes, index_bytes, total_bytes from hypertable_detailed_size('readings')`);
     const views = await client.query(`
       select coalesce(sum(hypertable_size(format('%I.%I', materialization_hypertable_schema, materialization_hypertable_name)::regclass)), 0)::bigint as bytes
