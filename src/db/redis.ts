@@ -19,9 +19,9 @@ function createRedis(url: string): Redis {
 }
 
 /**
- * A Redis client (createRedis), returned once its first connection is up, or has failed for `waitMs`: commands are never
- * queued while Redis is away, so a request served before the connection is up would pass uncounted by
- * the shared rate limit (an instance's first requests after every start).
+ * A Redis client (createRedis), returned once its first connection is up, or has failed for `waitMs`:
+ * commands are never queued while Redis is away, so a request served before the connection is up would
+ * pass uncounted by the shared rate limit (an instance's first requests after every start).
  */
 export async function connectRedis(url: string, waitMs = 2_000): Promise<Redis> {
   const redis = createRedis(url);

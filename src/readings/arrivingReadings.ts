@@ -1,7 +1,7 @@
 import { stationIdSchema } from '../http/params.js';
 import type { BatchIntake } from './batchIntake.js';
 import { CsvRows, PlainCsvLines } from './csvBatch.js';
-import { byteOrderMark, ndjsonLine } from './ingestBody.js';
+import { byteOrderMark, ndjsonLine, type IngestFormat } from './ingestBody.js';
 import { ascii, closeBrace, closeBracket, colon, comma, JsonBytes, openBrace, openBracket, quote } from './jsonBytes.js';
 import { RowError } from './readingRules.js';
 
@@ -57,7 +57,7 @@ const readingsKey = ascii('readings');
  * taken here: any other key, a key or station given twice or with an escape, no reading, anything
  * that is not JSON is refused, and the whole-body parser gives the answer it always has.
  */
-export class ArrivingJsonBatch implements ArrivingReadings {
+class ArrivingJsonBatch implements ArrivingReadings {
   stationId: string | null = null;
   private step = open;
   private at = -1;
@@ -176,7 +176,7 @@ function plainStringEnd(b: Buffer, i: number): number {
 const backslash = 0x5c;
 
 /** Newline-delimited JSON, one reading a line, each line taken once its newline (or the body's end) is here. */
-export class ArrivingNdjson implements ArrivingReadings {
+class ArrivingNdjson implements ArrivingReadings {
   readonly stationId = null;
   private at = -1;
 
@@ -212,7 +212,7 @@ export class ArrivingNdjson implements ArrivingReadings {
  * reads a whole body. A body whose lines papaparse must read, a header the whole-body path refuses, or
  * no row at all refuses the body, and the whole-body path gives the answer it always has.
  */
-export class ArrivingCsv implements ArrivingReadings {
+class ArrivingCsv implements ArrivingReadings {
   readonly stationId = null;
   private lines: PlainCsvLines | null = null;
   private rows: CsvRows | null = null;
@@ -243,4 +243,9 @@ export class ArrivingCsv implements ArrivingReadings {
     if (!complete) return 'more';
     return intake.count > 0 ? 'done' : 'refused';
   }
+}
+
+/** The reader of a body of `format` as it arrives. */
+export function arrivingReadings(format: IngestFormat): ArrivingReadings {
+  return format === 'json' ? new ArrivingJsonBatch() : format === 'ndjson' ? new ArrivingNdjson() : new ArrivingCsv();
 }

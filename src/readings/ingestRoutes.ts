@@ -5,7 +5,7 @@ import { badRequest, forbidden, payloadTooLarge } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { authenticateStation } from '../stations/authenticate.js';
 import { stationExists } from '../stations/queries.js';
-import { ArrivingCsv, ArrivingJsonBatch, ArrivingNdjson, type ArrivingReadings, type Progress } from './arrivingReadings.js';
+import { arrivingReadings, type ArrivingReadings, type Progress } from './arrivingReadings.js';
 import { BatchIntake } from './batchIntake.js';
 import { ingestFormat, ingestMediaTypes, parseIngestBody, type PostedBatch } from './ingestBody.js';
 import { ingestDocumentedBodySchema, ingestResultSchema } from './ingestSchema.js';
@@ -58,11 +58,10 @@ export function addIngestRoutes(api: Api): void {
         // be the station's latest reading for good and make a dead station look fresh.
         const latestMs = Date.now() + config.ingestMaxFutureSeconds * 1000;
         let intake = new BatchIntake(keyStation, latestMs);
-        const readings = format === 'json' ? new ArrivingJsonBatch() : format === 'ndjson' ? new ArrivingNdjson() : new ArrivingCsv();
         const arriving = await storeArriving(db, {
           stationId: keyStation,
           rows: intake.rows,
-          takeMore: takeArriving(body, readings, intake, keyStation, config.ingestMaxReadings),
+          takeMore: takeArriving(body, arrivingReadings(format), intake, keyStation, config.ingestMaxReadings),
         });
         let stored: StoreResult;
         if (typeof arriving === 'object') {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ArrivingCsv, ArrivingJsonBatch, ArrivingNdjson, type Progress } from '../../src/readings/arrivingReadings.js';
+import { arrivingReadings, type Progress } from '../../src/readings/arrivingReadings.js';
 import { BatchIntake } from '../../src/readings/batchIntake.js';
 import { parseIngestBody, type IngestFormat, type PostedBatch } from '../../src/readings/ingestBody.js';
 import { csvBody } from '../helpers/csvTexts.js';
@@ -64,7 +64,7 @@ const body = fc.oneof(
 /** The readings of `bytes` taken as they arrive in pieces ending at `cuts`, a few at a time. */
 function takeArriving(bytes: Buffer, format: IngestFormat, cuts: number[]) {
   const intake = new BatchIntake(station, latestMs);
-  const readings = format === 'json' ? new ArrivingJsonBatch() : format === 'ndjson' ? new ArrivingNdjson() : new ArrivingCsv();
+  const readings = arrivingReadings(format);
   const ends = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b).filter((c) => c < bytes.length);
   let outcome: Progress | 'syntax' = 'more';
   for (const end of [...ends, bytes.length]) {
