@@ -4,25 +4,61 @@ import { tupleFields, tuplesStart } from './copyBinary.js';
 import { copyClientError, type PgPool } from './pool.js';
 
 /**
- * The one row of a query as its fields' bytes (null for a NULL), or null when it gives none, read with
+ * The one row of a statement as its fields' bytes (null for a NULL), or null when it gives none, read with
  * `COPY (query) TO STDOUT (format binary)`. For a large text the database writes (a year of hourly
  * aggregates as JSON, 3.7 MB), the driver's rows would decode it into a string, in a buffer merged
  * again at every socket read, and the service would encode it back into bytes: about 45 ms and most of
- * the garbage of such an answer here. `statementOf` builds the query with the client's escaping (COPY
- * takes no bind parameters).
+ * the garbage of such an answer here. COPY takes no bind parameters: a statement is built with the
+ * client's escaping (withLiterals).
  */
-export async function copyRow(pool: PgPool, statementOf: (client: pg.ClientBase) => string): Promise<(Buffer | null)[] | null> {
-  const client = await pool.connect();
+async function readCopyRow(client: pg.ClientBase, statement: string): Promise<(Buffer | null)[] | null> {
   const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of client.query(copyTo(`copy (${statementOf(client)}) to stdout (format binary)`))) chunks.push(chunk as Buffer);
-    client.release();
-  } catch (error) {
-    client.release(error as Error);
-    throw copyClientError(client, error);
-  }
+  for await (const chunk of client.query(copyTo(`copy (${statement}) to stdout (format binary)`))) chunks.push(chunk as Buffer);
   const bytes = Buffer.concat(chunks);
   return tupleFields(bytes, tuplesStart(bytes));
+}
+
+/**
+ * The one row of each statement, as readCopyRow reads it, the statements read side by side: one connection
+ * of `pool` is waited for, and each further statement gets one more only if the pool has one free now, so
+ * that a busy pool reads them one after another rather than hold requests back. All the connections read
+ * one snapshot (exported by the first one's transaction, imported by the others' before any statement
+ * starts), so that together the statements see the data as one would, whatever commits meanwhile.
+ */
+export async function copyRowsOfOneSnapshot(
+  pool: PgPool, statementsOf: (client: pg.ClientBase) => string[],
+): Promise<((Buffer | null)[] | null)[]> {
+  const clients = [await pool.connect()];
+  try {
+    const first = clients[0]!;
+    const statements = statementsOf(first);
+    while (clients.length < statements.length) {
+      const next = pool.connectIfFree();
+      if (!next) break;
+      clients.push(await next);
+    }
+    const together = statements.length > 1;
+    if (together) {
+      const begin = 'begin isolation level repeatable read read only';
+      if (clients.length === 1) await first.query(begin);
+      else {
+        const [, exported] = (await first.query(`${begin}; select pg_export_snapshot() as id`)) as unknown as pg.QueryResult<{ id: string }>[];
+        const snapshot = first.escapeLiteral(exported!.rows[0]!.id);
+        await Promise.all(clients.slice(1).map((client) => client.query(`${begin}; set transaction snapshot ${snapshot}`)));
+      }
+    }
+    const rows = new Array<(Buffer | null)[] | null>(statements.length);
+    await Promise.all(clients.map(async (client, c) => {
+      for (let i = c; i < statements.length; i += clients.length) rows[i] = await readCopyRow(client, statements[i]!);
+      if (together) await client.query('commit');
+    }));
+    for (const client of clients) client.release();
+    return rows;
+  } catch (error) {
+    for (const client of clients) client.release(error as Error);
+    // A lost connection among them makes it a 503 (and a read retried), as for one.
+    throw clients.map((client) => copyClientError(client, error)).find((e) => e !== error) ?? error;
+  }
 }
 
 /**

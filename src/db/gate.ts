@@ -11,7 +11,12 @@ export class PoolExhaustedError extends Error {
 // Every pool method that checks out a connection for its duration.
 const gated = new Set(['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'connect', 'transaction', 'stream']);
 
-export type Gate = { acquire: () => Promise<void>; release: () => void };
+export type Gate = {
+  acquire: () => Promise<void>;
+  /** Takes a place if one is free now, never waiting; says whether it did. */
+  tryAcquire: () => boolean;
+  release: () => void;
+};
 
 /** At most `size` holders at a time; a caller that waits longer than `waitMs` gets PoolExhaustedError. */
 export function createGate(size: number, waitMs: number): Gate {
@@ -34,6 +39,11 @@ export function createGate(size: number, waitMs: number): Gate {
         }, waitMs);
         waiting.push(grant);
       });
+    },
+    tryAcquire: () => {
+      if (free === 0) return false;
+      free--;
+      return true;
     },
     release: () => {
       const next = waiting.shift();

@@ -93,6 +93,8 @@ const lostClients = new WeakSet<pg.ClientBase>();
 export type PgPool = {
   /** A client for the caller alone; release it (with an error to discard it). PoolExhaustedError after `waitMs`. */
   connect: () => Promise<pg.PoolClient>;
+  /** A client as `connect` gives, when the gate has a place free now; null, without waiting, when not. */
+  connectIfFree: () => Promise<pg.PoolClient> | null;
   /** A short query on a connection of the pool, outside the gate (to cancel a backend). */
   query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
   /** A query through the gate; a lost connection fails it with ConnectionLostError (a 503, and a read retried). */
@@ -119,28 +121,33 @@ export function createPgPool(url: string, options: { size: number; waitMs: numbe
   pool.on('connect', (client) => client.on('error', () => lostClients.add(client)));
   const gate = createGate(options.size, options.waitMs);
   let busy = 0;
+  // A client of the pool, holding a place of the gate already taken.
+  const checkOut = async () => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      gate.release();
+      throw error;
+    }
+    busy++;
+    const release = client.release.bind(client);
+    let released = false;
+    client.release = (error?: Error | boolean) => {
+      if (released) return;
+      released = true;
+      busy--;
+      gate.release();
+      release(error);
+    };
+    return client;
+  };
   const self: PgPool = {
     connect: async () => {
       await gate.acquire();
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        gate.release();
-        throw error;
-      }
-      busy++;
-      const release = client.release.bind(client);
-      let released = false;
-      client.release = (error?: Error | boolean) => {
-        if (released) return;
-        released = true;
-        busy--;
-        gate.release();
-        release(error);
-      };
-      return client;
+      return checkOut();
     },
+    connectIfFree: () => (gate.tryAcquire() ? checkOut() : null),
     query: (text, values) => pool.query(text, values),
     read: async <R extends pg.QueryResultRow>(config: pg.QueryConfig) => {
       const client = await self.connect();

@@ -2,7 +2,7 @@ import type { Db, PgPool } from '../db/pool.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
 import type { AnswerPart, SharedBytes } from '../http/splicedGzip.js';
 import { columnsKey } from './aggregateColumns.js';
-import type { AggregateArgs } from './queries.js';
+import type { AggregateArgs, ReadingSpan } from './queries.js';
 
 /** An aggregate in one output format, and how many periods it has. */
 export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
@@ -18,12 +18,13 @@ export type SettledPart = { before: number; periods: number; bytes: SharedBytes 
  * data version was read from) for a station reporting every `intervalSeconds` (coverage). `settled`
  * says from where the station's periods may still change: a format that can reuse its earlier periods
  * gives back its part before `settled.before`, and is handed that part again (`kept`) while those
- * periods stay as they were.
+ * periods stay as they were. `readings` says between which times the station's readings lie, when it
+ * has any (to cut a long answer into pieces of about equal size).
  */
 export type AggregateOutput = {
   name: string;
   type: string;
-  make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart }) =>
+  make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart; readings?: ReadingSpan }) =>
     Promise<{ body: string | Buffer | AnswerPart[]; periods: number; settled?: SettledPart }>;
 };
 
@@ -91,12 +92,15 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   return (args, output) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
     // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
-    const state = (await readPool.read<{ version: string; backlog: boolean; interval_seconds: number; settled_mark: string; settled_before: number }>({
+    const state = (await readPool.read<{
+      version: string; backlog: boolean; interval_seconds: number; settled_mark: string; settled_before: number; first: number | null; last: number | null;
+    }>({
       name: 'envmon_station_state',
       text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
                exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
                l.settled_version::text || '/' || s.interval_seconds as settled_mark,
-               (extract(epoch from l.settled_before) * 1000)::float8 as settled_before
+               (extract(epoch from l.settled_before) * 1000)::float8 as settled_before,
+               (extract(epoch from l.first_ts) * 1000)::float8 as first, (extract(epoch from l.ts) * 1000)::float8 as last
              from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
       values: [args.stationId],
     })).rows[0];
@@ -112,7 +116,9 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     const before = state ? firstUnsettled(args.period, state.settled_before) : -Infinity;
     const settled = cached?.settled.get(output.name);
     const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60, {
-      before, kept: state && settled?.mark === mark && settled.part.before === before ? settled.part : undefined,
+      before,
+      kept: state && settled?.mark === mark && settled.part.before === before ? settled.part : undefined,
+      readings: state?.first != null && state.last != null ? { first: state.first, last: state.last } : undefined,
     });
     const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods };
     // A station with no readings has no version: nothing to keep.

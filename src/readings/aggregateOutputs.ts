@@ -15,9 +15,9 @@ import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js'
 export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
   name: 'json',
   type: 'application/json; charset=utf-8',
-  make: async (pool, intervalSeconds, { before, kept }) => {
+  make: async (pool, intervalSeconds, { before, kept, readings }) => {
     const split = before === -Infinity ? '-infinity' : new Date(before).toISOString();
-    const { settled, later } = await aggregateJsonPeriods(pool, args, intervalSeconds, kept ? split : '-infinity', split);
+    const { settled, later } = await aggregateJsonPeriods(pool, args, intervalSeconds, kept ? split : '-infinity', split, readings);
     const first = kept ?? { before, periods: settled.periods, bytes: new SharedBytes(settled.results) };
     const periods = first.periods + later.periods;
     const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)},"count":${periods},"results":[`;

@@ -1,33 +1,123 @@
 import assert from 'node:assert/strict';
-import { copyRow, withLiterals } from '../../src/db/copyRow.js';
+import pg from 'pg';
+import { copyRowsOfOneSnapshot, withLiterals } from '../../src/db/copyRow.js';
+import { ConnectionLostError } from '../../src/db/errors.js';
 import { createPgPool, type PgPool } from '../../src/db/pool.js';
 import { testServer } from '../helpers/server.js';
 
-describe('one row read through COPY as bytes', () => {
+const text = (field: Buffer | null | undefined) => field!.toString('utf8');
+
+describe('rows read through COPY as bytes', () => {
   let pool: PgPool;
   before(() => {
     pool = createPgPool(testServer().adminUrl, { size: 1, waitMs: 5_000, name: 'envmon-copy-row' });
   });
   after(() => pool.end());
+  const copyRow = async (statement: string | ((client: pg.ClientBase) => string)) =>
+    (await copyRowsOfOneSnapshot(pool, (client) => [typeof statement === 'string' ? statement : statement(client)]))[0]!;
 
   it('gives each field\'s bytes as the database writes them, null for NULL, and null for no row', async () => {
-    const text = 'é, and a 3.7 MB answer is the same';
-    const row = await copyRow(pool, () => `select 7::int as n, '${text}'::text as t, null::text as missing, repeat('x', 200000) as long`);
+    const words = 'é, and a 3.7 MB answer is the same';
+    const row = await copyRow(`select 7::int as n, '${words}'::text as t, null::text as missing, repeat('x', 200000) as long`);
     assert.equal(row!.length, 4);
     assert.equal(row![0]!.readInt32BE(0), 7);
-    assert.equal(row![1]!.toString('utf8'), text);
+    assert.equal(text(row![1]), words);
     assert.equal(row![2], null);
     assert.equal(row![3]!.toString('latin1'), 'x'.repeat(200_000));
-    assert.equal(await copyRow(pool, () => 'select 1 where false'), null);
+    assert.equal(await copyRow('select 1 where false'), null);
   });
 
   it('makes every bind parameter a literal the database reads back as given, quotes and backslashes included', async () => {
     const values = ["it's'); drop table stations; --", 'back\\slash $2', 60.5, null];
-    const row = await copyRow(pool, (client) =>
+    const row = await copyRow((client) =>
       withLiterals(client, 'select $1::text, $2::text, $3::float8 * 2, $4::text is null, $1::text = $1::text', values));
-    assert.deepEqual(row!.slice(0, 2).map((field) => field!.toString('utf8')), values.slice(0, 2));
+    assert.deepEqual(row!.slice(0, 2).map(text), values.slice(0, 2));
     assert.equal(row![2]!.readDoubleBE(0), 121);
     assert.deepEqual([row![3]![0], row![4]![0]], [1, 1]);
     assert.throws(() => withLiterals({ escapeLiteral: (v: string) => `'${v}'` } as never, 'select $2', ['a']), /no value for \$2/);
+  });
+});
+
+describe('several statements read through COPY side by side, in one snapshot', () => {
+  const table = 'envmon_copy_rows_probe';
+  let admin: pg.Client;
+  before(async () => {
+    admin = new pg.Client({ connectionString: testServer().adminUrl });
+    await admin.connect();
+    await admin.query(`drop table if exists ${table}; create table ${table} (n int)`);
+  });
+  after(async () => {
+    await admin.query(`drop table if exists ${table}`);
+    await admin.end();
+  });
+
+  // Each statement says which backend read it and what it saw; a writer commits a row every few
+  // milliseconds meanwhile, so that two snapshots taken apart differ.
+  const seen = (sleep: number) => `select pg_backend_pid()::text, pg_current_snapshot()::text, (select count(*) from ${table})::text from pg_sleep(${sleep})`;
+  const whileWriting = async <T>(read: () => Promise<T>): Promise<T> => {
+    const writer = new pg.Client({ connectionString: testServer().adminUrl });
+    await writer.connect();
+    let writing = true;
+    const writes = (async () => {
+      while (writing) await writer.query(`insert into ${table} values (1)`);
+    })();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return await read();
+    } finally {
+      writing = false;
+      await writes;
+      await writer.end();
+    }
+  };
+  const read = async (pool: PgPool, statements: string[]) =>
+    (await whileWriting(() => copyRowsOfOneSnapshot(pool, () => statements))).map((row) => row!.map(text));
+
+  it('reads each statement on a connection of its own when the pool has them free, all seeing the same rows', async () => {
+    const pool = createPgPool(testServer().adminUrl, { size: 3, waitMs: 5_000, name: 'envmon-copy-rows' });
+    try {
+      // The later statements start after the first ones have slept, while rows keep being committed.
+      const rows = await read(pool, [seen(0), seen(0.05), seen(0.1)]);
+      assert.equal(new Set(rows.map((r) => r[0])).size, 3, 'three backends');
+      assert.equal(new Set(rows.map((r) => r[1])).size, 1, `one snapshot: ${rows.map((r) => r[1]).join(' ')}`);
+      assert.equal(new Set(rows.map((r) => r[2])).size, 1, 'the same rows');
+      assert.equal(pool.busy(), 0);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('reads them one after another in one snapshot when no connection is free, without waiting for one', async () => {
+    const pool = createPgPool(testServer().adminUrl, { size: 2, waitMs: 60_000, name: 'envmon-copy-rows' });
+    const held = await pool.connect();
+    try {
+      const started = performance.now();
+      const rows = await read(pool, [seen(0.05), seen(0), seen(0)]);
+      assert.ok(performance.now() - started < 30_000, 'no wait for the held connection');
+      assert.equal(new Set(rows.map((r) => r[0])).size, 1, 'one backend');
+      assert.equal(new Set(rows.map((r) => r[1])).size, 1, `one snapshot: ${rows.map((r) => r[1]).join(' ')}`);
+      assert.equal(new Set(rows.map((r) => r[2])).size, 1, 'the same rows');
+    } finally {
+      held.release();
+      await pool.end();
+    }
+  });
+
+  it('fails as a lost connection when one of its backends is terminated, and gives every connection back', async () => {
+    const pool = createPgPool(testServer().adminUrl, { size: 2, waitMs: 5_000, name: 'envmon-copy-rows-lost' });
+    try {
+      const reading = copyRowsOfOneSnapshot(pool, () => [seen(0), seen(5)]);
+      reading.catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const { rows } = await admin.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+        where application_name = 'envmon-copy-rows-lost' and query like '%pg_sleep(5)%'`);
+      assert.equal(rows[0].n, 1);
+      await assert.rejects(reading, ConnectionLostError);
+      assert.equal(pool.busy(), 0);
+      const [row] = await copyRowsOfOneSnapshot(pool, () => [seen(0)]);
+      assert.equal(row!.length, 3, 'the pool reads again');
+    } finally {
+      await pool.end();
+    }
   });
 });

@@ -112,6 +112,17 @@ describe('read replicas', function () {
         const current = await waitForReplica(env, 'current');
         assert.ok(current.lag_seconds! <= maxLagSeconds, JSON.stringify(current));
         assert.equal((await downloadedTimes(env, station)).length, 70);
+
+        // Another station's four months: the replica reads the hourly answer's 2,900 hours in pieces side
+        // by side, in one snapshot exported there.
+        const long = 'rep-long';
+        const longKey = await stationWithKey(env, long);
+        for (const batch of [readings(1, '2025-12-01T00:00:00Z'), readings(60, '2026-04-01T00:00:00Z')]) {
+          assert.equal((await postBatch(env, longKey, { station_id: long, readings: batch })).status, 201);
+        }
+        const longReplayed = Date.now() + 10_000;
+        while ((await downloadedTimes(env, long)).length < 61 && Date.now() < longReplayed) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual((await env.getJson(`/api/v1/data/aggregate/?station=${long}&period=hour`)).body.results.map((r: { count: number }) => r.count), [1, 60]);
       });
 
       it('keeps answering, never with a 5xx, while the replica is stopped and started again', async function () {
