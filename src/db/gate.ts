@@ -13,8 +13,8 @@ const gated = new Set(['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeO
 
 export type Gate = {
   acquire: () => Promise<void>;
-  /** Takes a place if one is free now, never waiting; says whether it did. */
-  tryAcquire: () => boolean;
+  /** Takes a place if more than `spare` are free now, never waiting; says whether it did. */
+  tryAcquire: (spare?: number) => boolean;
   release: () => void;
 };
 
@@ -40,8 +40,8 @@ export function createGate(size: number, waitMs: number): Gate {
         waiting.push(grant);
       });
     },
-    tryAcquire: () => {
-      if (free === 0) return false;
+    tryAcquire: (spare = 0) => {
+      if (free <= spare) return false;
       free--;
       return true;
     },

@@ -93,7 +93,11 @@ const lostClients = new WeakSet<pg.ClientBase>();
 export type PgPool = {
   /** A client for the caller alone; release it (with an error to discard it). PoolExhaustedError after `waitMs`. */
   connect: () => Promise<pg.PoolClient>;
-  /** A client as `connect` gives, when the gate has a place free now; null, without waiting, when not. */
+  /**
+   * A client as `connect` gives, for work that can do without it: only while more than half the pool is
+   * free now, so that the short reads sharing the pool (a latest reading) find one; null, without
+   * waiting, when not.
+   */
   connectIfFree: () => Promise<pg.PoolClient> | null;
   /** A short query on a connection of the pool, outside the gate (to cancel a backend). */
   query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
@@ -147,7 +151,7 @@ export function createPgPool(url: string, options: { size: number; waitMs: numbe
       await gate.acquire();
       return checkOut();
     },
-    connectIfFree: () => (gate.tryAcquire() ? checkOut() : null),
+    connectIfFree: () => (gate.tryAcquire(Math.floor(options.size / 2)) ? checkOut() : null),
     query: (text, values) => pool.query(text, values),
     read: async <R extends pg.QueryResultRow>(config: pg.QueryConfig) => {
       const client = await self.connect();

@@ -73,8 +73,8 @@ describe('several statements read through COPY side by side, in one snapshot', (
   const read = async (pool: PgPool, statements: string[]) =>
     (await whileWriting(() => copyRowsOfOneSnapshot(pool, () => statements))).map((row) => row!.map(text));
 
-  it('reads each statement on a connection of its own when the pool has them free, all seeing the same rows', async () => {
-    const pool = createPgPool(testServer().adminUrl, { size: 3, waitMs: 5_000, name: 'envmon-copy-rows' });
+  it('reads each statement on a connection of its own while more than half the pool is free, all seeing the same rows', async () => {
+    const pool = createPgPool(testServer().adminUrl, { size: 6, waitMs: 5_000, name: 'envmon-copy-rows' });
     try {
       // The later statements start after the first ones have slept, while rows keep being committed.
       const rows = await read(pool, [seen(0), seen(0.05), seen(0.1)]);
@@ -87,8 +87,9 @@ describe('several statements read through COPY side by side, in one snapshot', (
     }
   });
 
-  it('reads them one after another in one snapshot when no connection is free, without waiting for one', async () => {
-    const pool = createPgPool(testServer().adminUrl, { size: 2, waitMs: 60_000, name: 'envmon-copy-rows' });
+  it('reads them one after another in one snapshot when half the pool is busy, without waiting for more', async () => {
+    // Of four, one held elsewhere and one taken for the first statement: two are free, half the pool.
+    const pool = createPgPool(testServer().adminUrl, { size: 4, waitMs: 60_000, name: 'envmon-copy-rows' });
     const held = await pool.connect();
     try {
       const started = performance.now();
@@ -104,7 +105,7 @@ describe('several statements read through COPY side by side, in one snapshot', (
   });
 
   it('fails as a lost connection when one of its backends is terminated, and gives every connection back', async () => {
-    const pool = createPgPool(testServer().adminUrl, { size: 2, waitMs: 5_000, name: 'envmon-copy-rows-lost' });
+    const pool = createPgPool(testServer().adminUrl, { size: 4, waitMs: 5_000, name: 'envmon-copy-rows-lost' });
     try {
       const reading = copyRowsOfOneSnapshot(pool, () => [seen(0), seen(5)]);
       reading.catch(() => {});
