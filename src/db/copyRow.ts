@@ -21,9 +21,10 @@ async function readCopyRow(client: pg.ClientBase, statement: string): Promise<(B
 /**
  * The one row of each statement, as readCopyRow reads it, the statements read side by side: one connection
  * of `pool` is waited for, and each further statement gets one more only while more than half the pool is
- * free (connectIfFree), so that a busy pool reads them one after another rather than hold requests back. All the connections read
- * one snapshot (exported by the first one's transaction, imported by the others' before any statement
- * starts), so that together the statements see the data as one would, whatever commits meanwhile.
+ * free (connectIfFree), so that a busy pool reads them one after another rather than hold requests back.
+ * All the connections read one snapshot (exported by the first one's transaction, imported by the others'
+ * before any statement starts), so that together the statements see the data as one would, whatever
+ * commits meanwhile.
  */
 export async function copyRowsOfOneSnapshot(
   pool: PgPool, statementsOf: (client: pg.ClientBase) => string[],
