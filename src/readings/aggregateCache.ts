@@ -2,7 +2,7 @@ import type { Db, PgPool } from '../db/pool.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
 import type { AnswerPart, SharedBytes } from '../http/splicedGzip.js';
 import { columnsKey } from './aggregateColumns.js';
-import type { AggregateArgs, ReadingSpan } from './queries.js';
+import type { AggregateArgs, ReadingSpan, StationSeen } from './queries.js';
 
 /** An aggregate in one output format, and how many periods it has. */
 export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
@@ -17,15 +17,16 @@ export type SettledPart = { before: number; periods: number; bytes: SharedBytes 
  * How an output format of an aggregate is made: `make` reads it from `pool` (the server the station's
  * data version was read from) for a station reporting every `intervalSeconds` (coverage). `settled`
  * says from where the station's periods may still change: a format that can reuse its earlier periods
- * gives back its part before `settled.before`, and is handed that part again (`kept`) while those
- * periods stay as they were. `readings` says between which times the station's readings lie, when it
- * has any (to cut a long answer into pieces of about equal size).
+ * gives back its part before `settled.before`, with what its statement's snapshot says of the station
+ * (`seen`), and is handed that part again (`kept`, ending at or before `settled.before`) while
+ * those periods stay as they were. `readings` says between which times the station's readings lie, when
+ * it has any (to cut a long answer into pieces of about equal size).
  */
 export type AggregateOutput = {
   name: string;
   type: string;
   make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart; readings?: ReadingSpan }) =>
-    Promise<{ body: string | Buffer | AnswerPart[]; periods: number; settled?: SettledPart }>;
+    Promise<{ body: string | Buffer | AnswerPart[]; periods: number; settled?: SettledPart; seen?: StationSeen }>;
 };
 
 type Entry = {
@@ -41,14 +42,18 @@ const entryBytes = (entry: Entry) =>
   64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.bytes.size, 0);
 
 const dayMs = 86_400_000;
+const maxTries = 3;
 
 /**
  * The first period of `period` that may still change, when the station's readings have changed only from
- * `settledBefore` (the first of a month) on: that month's first hour, day or month, or the week it falls in
- * (weeks start on Monday).
+ * `settledBefore` (the start of a UTC day) on: that day's first hour or the day, or the week (weeks start
+ * on Monday) or month it falls in.
  */
 function firstUnsettled(period: AggregateArgs['period'], settledBefore: number): number {
-  return period === 'week' ? settledBefore - ((new Date(settledBefore).getUTCDay() + 6) % 7) * dayMs : settledBefore;
+  const day = new Date(settledBefore);
+  if (period === 'week') return settledBefore - ((day.getUTCDay() + 6) % 7) * dayMs;
+  if (period === 'month') return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), 1);
+  return settledBefore;
 }
 
 /**
@@ -64,10 +69,13 @@ function firstUnsettled(period: AggregateArgs['period'], settledBefore: number):
  * The same lookup tells whether a backfill of the station still waits for its rollups' refresh
  * (rollup_backlog, timescale only): the answer then waits for the refresh, as rollupsCurrent does.
  *
- * A station posting every minute changes its version with each batch, but not its settled mark
- * (station_latest.settled_version and settled_before, migration 0020): while that stands, its periods
- * before settled_before are as they were, and a JSON answer is made again from its kept part and its
- * periods from that month on (for a year of hourly periods, 700 of 8,760).
+ * A station posting every minute changes its version with each batch, but not its settled version
+ * (station_latest.settled_version, migrations 0020 and 0023): while that stands, its periods before
+ * the settled_before of any moment are as they were then, and a JSON answer is made again from its kept
+ * part and its periods from that part's end on, and kept to the settled_before of now (the day of the
+ * station's newest reading): for a year of hourly periods, about 24 of 8,760 are made again. The
+ * statement reads the settled version and the backlog in its own snapshot: when a write reaching back
+ * or a backfill landed after the state was read, the answer is made again.
  */
 export function createAggregateReader(db: Db, maxBytes: number): (args: AggregateArgs, output: AggregateOutput) => Promise<AggregateAnswer> {
   const entries = new Map<string, { entry: Entry; bytes: number }>();
@@ -89,16 +97,16 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
 
   // On a current read replica when there is one: the version and the answer come from the same server, so
   // an answer is never kept under a version its rows do not have.
-  return (args, output) => db.replicas.prefer(async ({ readPool }) => {
+  const attempt = (args: AggregateArgs, output: AggregateOutput, last: boolean) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
-    // The interval is part of the mark: an operator's new interval changes every bucket's coverage.
+    // The interval is part of the version: an operator's new interval changes every bucket's coverage.
     const state = (await readPool.read<{
-      version: string; backlog: boolean; interval_seconds: number; settled_mark: string; settled_before: number; first: number | null; last: number | null;
+      version: string; backlog: boolean; interval_seconds: number; settled_version: string; settled_before: number; first: number | null; last: number | null;
     }>({
       name: 'envmon_station_state',
       text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
                exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
-               l.settled_version::text || '/' || s.interval_seconds as settled_mark,
+               l.settled_version::text as settled_version,
                (extract(epoch from l.settled_before) * 1000)::float8 as settled_before,
                (extract(epoch from l.first_ts) * 1000)::float8 as first, (extract(epoch from l.ts) * 1000)::float8 as last
              from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
@@ -106,23 +114,28 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     })).rows[0];
     const cached = entries.get(key)?.entry;
     const current = state && !state.backlog && cached?.version === state.version ? cached : undefined;
-    const kept = current?.answers.get(output.name);
+    const answered = current?.answers.get(output.name);
     if (current) remember(key, current);
-    if (kept) return kept;
+    if (answered) return answered;
     // A backlog is refreshed on the primary, and read there: a replica has the refresh only once replayed.
     if (state?.backlog) await db.rollups.refresh();
-    // Without a version (no readings yet) nothing is settled: before -Infinity.
-    const mark = state ? `${state.settled_mark}/${state.settled_before}` : '';
+    // Without a version (no readings yet) nothing is settled: before -Infinity. The interval is part of
+    // the mark, as of the version.
+    const mark = state ? `${state.settled_version}/${state.interval_seconds}` : '';
     const before = state ? firstUnsettled(args.period, state.settled_before) : -Infinity;
     const settled = cached?.settled.get(output.name);
+    const kept = state && settled?.mark === mark && settled.part.before <= before ? settled.part : undefined;
     const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60, {
-      before,
-      kept: state && settled?.mark === mark && settled.part.before === before ? settled.part : undefined,
-      readings: state?.first != null && state.last != null ? { first: state.first, last: state.last } : undefined,
+      before, kept, readings: state?.first != null && state.last != null ? { first: state.first, last: state.last } : undefined,
     });
+    // What the statement's snapshot says of the station, against the state read before it: a batch reaching
+    // back landed between them (a kept part is then older than the periods made after it), or a backfill
+    // still waits for its refresh (timescale: its rollups are not yet the readings').
+    const moved = state && made.seen && (made.seen.settledVersion !== state.settled_version || made.seen.backlog);
+    if (moved && !last) return undefined;
     const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods };
     // A station with no readings has no version: nothing to keep.
-    if (state && maxBytes > 0) {
+    if (state && !moved && maxBytes > 0) {
       const entry: Entry = current ?? { version: state.version, answers: new Map(), settled: new Map() };
       entry.answers.set(output.name, answer);
       if (made.settled) entry.settled.set(output.name, { mark, part: made.settled });
@@ -130,4 +143,14 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     }
     return answer;
   });
+
+  // Made again from a fresh look at the station when it moved under the answer: a backfill's refresh is
+  // then waited for, and a kept part of an older mark is not used. Writes reaching back one after another
+  // could move it every time: the third answer is given as it is made, and nothing of it kept.
+  return async (args, output) => {
+    for (let tries = 1; ; tries++) {
+      const answer = await attempt(args, output, tries === maxTries);
+      if (answer) return answer;
+    }
+  };
 }

@@ -1,24 +1,24 @@
 import type { PgPool } from '../db/pool.js';
 import { parquetType } from '../http/parquetFile.js';
 import { SharedBytes } from '../http/splicedGzip.js';
-import type { AggregateOutput } from './aggregateCache.js';
+import type { AggregateOutput, SettledPart } from './aggregateCache.js';
 import { columnsOf } from './aggregateColumns.js';
 import { parquetMetadata, preamble } from './attribution.js';
-import { aggregateJsonPeriods, aggregateReadings, type AggregateArgs, type AggregateRow } from './queries.js';
+import { aggregateJsonPeriods, aggregateReadings, type AggregateArgs, type AggregateRow, type JsonPeriods } from './queries.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
 
 /**
  * The JSON answer of an aggregate: {station, period, count, results}, its results written by the
- * database. Made again from a kept part, it computes only the periods after that part; made whole, it
- * gives back its periods before `before` to keep.
+ * database. Made again from a kept part, it computes only the periods after that part, and gives back
+ * that part extended to `before`; made whole, it gives back its periods before `before` to keep.
  */
 export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
   name: 'json',
   type: 'application/json; charset=utf-8',
   make: async (pool, intervalSeconds, { before, kept, readings }) => {
-    const split = before === -Infinity ? '-infinity' : new Date(before).toISOString();
-    const { settled, later } = await aggregateJsonPeriods(pool, args, intervalSeconds, kept ? split : '-infinity', split, readings);
-    const first = kept ?? { before, periods: settled.periods, bytes: new SharedBytes(settled.results) };
+    const iso = (at: number) => (at === -Infinity ? '-infinity' : new Date(at).toISOString());
+    const { settled, later, seen } = await aggregateJsonPeriods(pool, args, intervalSeconds, iso(kept?.before ?? -Infinity), iso(before), readings);
+    const first = extend(kept, settled, before);
     const periods = first.periods + later.periods;
     const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)},"count":${periods},"results":[`;
     const both = first.bytes.bytes.length > 0 && later.results.length > 0;
@@ -28,9 +28,21 @@ export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
       body: [Buffer.from(head), first.bytes, Buffer.concat([both ? comma : empty, later.results, closing])],
       periods,
       settled: first,
+      seen,
     };
   },
 });
+
+/**
+ * A kept part followed by the settled periods made after it, up to `before`: the kept part itself (its
+ * compressed form with it) when none were, or none was kept.
+ */
+function extend(kept: SettledPart | undefined, settled: JsonPeriods, before: number): SettledPart {
+  if (!kept) return { before, periods: settled.periods, bytes: new SharedBytes(settled.results) };
+  if (settled.periods === 0) return { ...kept, before };
+  const joined = kept.bytes.bytes.length > 0 ? Buffer.concat([kept.bytes.bytes, comma, settled.results]) : settled.results;
+  return { before, periods: kept.periods + settled.periods, bytes: new SharedBytes(joined) };
+}
 const comma = Buffer.from(',');
 const empty = Buffer.alloc(0);
 const closing = Buffer.from(']}');

@@ -193,7 +193,8 @@ const doubles = { getTypeParser: () => Number } as unknown as pg.CustomTypesConf
  * by one and the service prints again, which held the event loop for about 40 ms: four clients asking
  * for it got 13 answers a second, and get 22 now. Every value is finite (readings are within ±1e9), so
  * each prints as a JSON number (1e-05 and -0 are JSON too). The periods come in two parts, split at $8:
- * those before it, which a kept answer can reuse while they stay settled, and the rest.
+ * those before it, which a kept answer can reuse while they stay settled, and the rest; and with them
+ * what this statement's snapshot says of the station (StationSeen).
  */
 function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, split: string, until = 'infinity'): pg.QueryConfig {
   const columns = columnsOf(args.metrics);
@@ -212,7 +213,9 @@ function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, 
      coalesce(string_agg(${record}, ',' order by start) filter (where ${test}), '') as ${name}_results`;
   return {
     name: statementName('json', args.period, cut, args.metrics),
-    text: `select ${part('settled', 'bucket < $8::timestamptz')}, ${part('later', 'bucket >= $8::timestamptz')}
+    text: `select ${part('settled', 'bucket < $8::timestamptz')}, ${part('later', 'bucket >= $8::timestamptz')},
+             (select settled_version::text from station_latest where station_id = $1) as settled_version,
+             exists (select 1 from rollup_backlog where station_id = $1) as backlog
            from (${periodsSql(args.period, cut, columns)}) p`,
     values: [...valuesOf(args, intervalSeconds, since, until), split],
   };
@@ -226,38 +229,47 @@ export async function aggregateReadings(pool: PgPool, args: AggregateArgs, inter
   return (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds))).rows;
 }
 
+/**
+ * What a statement's snapshot says of a station: its settled version (station_latest, null without
+ * readings), and whether a backfill of it waits for the rollups' refresh (rollup_backlog).
+ */
+export type StationSeen = { settledVersion: string | null; backlog: boolean };
+
 /** The first and last reading of a station, in epoch milliseconds. */
 export type ReadingSpan = { first: number; last: number };
 
 /**
  * The aggregate's periods from `since` (ISO; '-infinity' for all) as AggregateResult JSON, in two parts:
- * those before `split`, and the rest. Hourly periods, planned for each request anyway and the largest
+ * those before `split`, and the rest; and what the snapshot they were read in says of the station. Hourly periods, planned for each request anyway and the largest
  * answer (a year is 3.7 MB), come as bytes through COPY, in pieces read side by side when there are many
  * (`readings` says where they can be); the others from their prepared statement.
  */
 export async function aggregateJsonPeriods(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string, readings?: ReadingSpan,
-): Promise<{ settled: JsonPeriods; later: JsonPeriods }> {
+): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
   if (args.period === 'hour') {
     const bounds = [since, ...hourCuts(args, since, readings), 'infinity'];
     const pieces = (await copyRowsOfOneSnapshot(pool, (client) => bounds.slice(1).map((until, i) => {
       const query = jsonQuery(args, intervalSeconds, bounds[i]!, split, until);
       return withLiterals(client, query.text, query.values as (string | number | null)[]);
     }))).map((row) => {
-      const [settledPeriods, settledResults, laterPeriods, laterResults] = row!;
+      const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
       return {
         settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
         later: { periods: laterPeriods!.readInt32BE(0), results: laterResults! },
+        seen: { settledVersion: settledVersion?.toString() ?? null, backlog: backlog![0] === 1 },
       };
     });
-    return { settled: joinPeriods(pieces.map((p) => p.settled)), later: joinPeriods(pieces.map((p) => p.later)) };
+    // The pieces read one snapshot: what the first one saw, every one did.
+    return { settled: joinPeriods(pieces.map((p) => p.settled)), later: joinPeriods(pieces.map((p) => p.later)), seen: pieces[0]!.seen };
   }
-  const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string }>(
+  const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string; settled_version: string | null; backlog: boolean }>(
     jsonQuery(args, intervalSeconds, since, split),
   )).rows[0]!;
   return {
     settled: { periods: row.settled_periods, results: Buffer.from(row.settled_results) },
     later: { periods: row.later_periods, results: Buffer.from(row.later_results) },
+    seen: { settledVersion: row.settled_version, backlog: row.backlog },
   };
 }
 

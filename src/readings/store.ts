@@ -165,10 +165,12 @@ async function openBatch(client: pg.PoolClient, stationId: string, savepoint: bo
   return opened[2]!.rows as Override[];
 }
 
-// A batch reaching back before the month the station's settled mark holds (or its first of a new month,
-// whose start the new row's default gives) takes a new mark from this month; the transaction says it
-// decided, so that the mark's trigger leaves a kept mark as it is (migration 0020).
-const reachesBack = 'excluded.first_ts < station_latest.settled_before or station_latest.settled_before < excluded.settled_before';
+// The station's settled mark (migrations 0020, 0023): a batch reaching back before settled_before takes a
+// new settled_version; any other moves settled_before on, never back, to the day of the station's newest
+// reading (the new row gives the batch's). The transaction says it decided, so that the mark's trigger
+// leaves the version as it is.
+const reachesBack = 'excluded.first_ts < station_latest.settled_before';
+const newestDay = "greatest(date_trunc('day', station_latest.ts, 'UTC'), excluded.settled_before)";
 
 /**
  * Ends a batch whose rows are written (`staged`: into the staging table, still to be inserted) and
@@ -197,11 +199,12 @@ async function commitBatch(client: pg.PoolClient, source: BatchSource | null, st
     `${backlog ? `insert into rollup_backlog (station_id, first_ts) values (${station}, '${source.first}');` : ''}
      select set_config('envmon.settled_decided', 'on', true);
      with latest as (
-       insert into station_latest (station_id, ts, first_ts) values (${station}, '${source.last}', '${source.first}')
+       insert into station_latest (station_id, ts, first_ts, settled_before)
+       values (${station}, '${source.last}', '${source.first}', date_trunc('day', '${source.last}'::timestamptz, 'UTC'))
        on conflict (station_id) do update set ts = greatest(station_latest.ts, excluded.ts),
          first_ts = least(station_latest.first_ts, excluded.first_ts), version = nextval('station_data_version'),
          settled_version = case when ${reachesBack} then nextval('station_data_version') else station_latest.settled_version end,
-         settled_before = case when ${reachesBack} then excluded.settled_before else station_latest.settled_before end
+         settled_before = case when ${reachesBack} then ${newestDay} else greatest(station_latest.settled_before, ${newestDay}) end
        returning version
      ), logged as (
        insert into reading_log (station_id, version, readings, runs)

@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { createAggregateReader } from '../../src/readings/aggregateCache.js';
 import { aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
 import { recordOverride } from '../../src/readings/overrides.js';
-import { aggregatePeriods } from '../../src/readings/schema.js';
+import { aggregatePeriods, type AggregatePeriod } from '../../src/readings/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { deleteReadings } from '../../src/readings/removal.js';
 import { anotherInstance, describeEngines } from '../helpers/app.js';
@@ -51,31 +51,44 @@ describeEngines('aggregates asked again', (env) => {
     await exact('deleted and stored again');
   });
 
-  it('make a live station\'s answer again from its settled periods, and whole after any change reaching back, exact throughout', async function () {
+  it('make a live station\'s answer again from its settled periods, extended day by day, and whole after any change reaching back, exact throughout', async function () {
     this.timeout(180_000);
     const { db } = env();
     const id = 'ac-live';
     const key = await stationWithKey(env(), id);
-    const monthStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
-    // Every 8 hours over the two months before this one; live readings between this month's start and now.
+    // Live readings from two days before today (UTC) up to now, every 8 hours over the two months before.
+    const liveFrom = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 2 * 86_400_000;
     const at = (ms: number, i: number) => ({ timestamp: new Date(ms).toISOString(), temperature_c: 5 + (i % 13), humidity_rh: 40 + (i % 7), pressure_hpa: 1000 + (i % 5), pm2_5: (i * 37) % 90 });
-    const history = Array.from({ length: 180 }, (_, i) => at(monthStart - (i + 1) * 8 * 3_600_000, i));
+    const history = Array.from({ length: 180 }, (_, i) => at(liveFrom - (i + 1) * 8 * 3_600_000, i));
+    // Three readings at a time, each later than the last: the first thirty lie in liveFrom's first two
+    // hours, and the 500th more than a day after it.
     let live = 0;
     const liveBatch = () => {
-      const span = Date.now() - monthStart;
-      return Array.from({ length: 3 }, () => at(monthStart + Math.floor((span * ++live) / 1000), live));
+      const span = Date.now() - liveFrom;
+      return Array.from({ length: 3 }, () => at(liveFrom + Math.floor((span * ++live) / 1000), live));
     };
     const post = async (batch: ReturnType<typeof liveBatch>) => assert.equal((await postBatch(env(), key, { station_id: id, readings: batch })).status, 201);
 
-    // This reader, beside the service's, tells how each answer was made: from a kept part, or whole.
+    // This reader, beside the service's, tells how each answer was made: from a kept part, or whole; and
+    // whether the kept part was extended by the periods of the days since it was kept (for `extended`:
+    // weeks and months are extended or not as the dates fall).
     const reader = createAggregateReader(db, 64 * 1024 * 1024);
-    const made = async (what: string, expected: 'kept' | 'whole') => {
+    const made = async (what: string, expected: 'kept' | 'whole', extended: readonly AggregatePeriod[] = []) => {
       for (const period of aggregatePeriods) {
         const args = { stationId: id, period };
         const json = aggregateJsonOutput(args);
         let how = '';
-        const { answer } = await reader(args, { ...json, make: (pool, interval, settled) => ((how = settled.kept ? 'kept' : 'whole'), json.make(pool, interval, settled)) });
+        let grew = false;
+        const { answer } = await reader(args, {
+          ...json,
+          make: (pool, interval, settled) => {
+            how = settled.kept ? 'kept' : 'whole';
+            grew = Boolean(settled.kept && settled.kept.before < settled.before);
+            return json.make(pool, interval, settled);
+          },
+        });
         assert.equal(how, expected, `${what}: ${period}`);
+        if (period === 'hour' || period === 'day') assert.equal(grew, extended.includes(period), `${what}: ${period} extended`);
         // The same bytes as the answer made whole.
         const whole = await createAggregateReader(db, 0)(args, json);
         assert.equal(answer.bytes.toString(), whole.answer.bytes.toString(), `${what}: ${period} as made whole`);
@@ -88,20 +101,21 @@ describeEngines('aggregates asked again', (env) => {
     await post(history);
     await made('history', 'whole');
     await post(liveBatch());
-    await made('a live batch', 'kept');
+    // The history's last day and the live readings' first hours: kept up to the day of the newest reading.
+    await made('a live batch', 'kept', ['hour', 'day']);
     await post(liveBatch());
     await made('another live batch', 'kept');
-    await post([at(monthStart - 20 * 3_600_000 - 60_000, 7)]);
-    await made('a late reading of last month', 'whole');
+    await post([at(liveFrom - 20 * 3_600_000 - 60_000, 7)]);
+    await made('a late reading of an earlier day', 'whole');
     await post(liveBatch());
     await made('a live batch after it', 'kept');
-    await recordOverride(db, { stationId: id, from: new Date(monthStart - 30 * 86_400_000).toISOString(), to: new Date(monthStart - 25 * 86_400_000).toISOString(), flag: 'invalid', reason: 'test' });
+    await recordOverride(db, { stationId: id, from: new Date(liveFrom - 30 * 86_400_000).toISOString(), to: new Date(liveFrom - 25 * 86_400_000).toISOString(), flag: 'invalid', reason: 'test' });
     await made('an override', 'whole');
     await post(liveBatch());
     await made('a live batch after the override', 'kept');
     // A writer of an earlier release, which knows nothing of the mark: an override as 0.6.0 made it.
     await db.pool.transaction(async (tx) => {
-      await tx.query(sql.unsafe`update readings set quality_flag = 'suspect' where station_id = ${id} and ts < ${new Date(monthStart - 50 * 86_400_000).toISOString()}`);
+      await tx.query(sql.unsafe`update readings set quality_flag = 'suspect' where station_id = ${id} and ts < ${new Date(liveFrom - 50 * 86_400_000).toISOString()}`);
       await tx.query(sql.unsafe`update station_latest set version = nextval('station_data_version') where station_id = ${id}`);
     });
     await db.rollups.refresh();
@@ -110,14 +124,51 @@ describeEngines('aggregates asked again', (env) => {
     await made('a live batch after it', 'kept');
     assert.equal((await runCli(['stations', 'add', id, '--name', 'Live', '--location-name', 'Test', '--altitude', '1', '--interval-seconds', '300'], { DATABASE_URL: env().databaseUrl })).code, 0);
     await made('a new interval', 'whole');
-    await deleteReadings(db, { stationId: id, from: new Date(monthStart - 40 * 86_400_000).toISOString(), to: new Date(monthStart - 35 * 86_400_000).toISOString() });
+    await deleteReadings(db, { stationId: id, from: new Date(liveFrom - 40 * 86_400_000).toISOString(), to: new Date(liveFrom - 35 * 86_400_000).toISOString() });
     await made('a deletion', 'whole');
-    // A mark taken last month: the first live batch of this one takes a new mark, from this month.
-    await db.pool.query(sql.unsafe`update station_latest set settled_before = settled_before - interval '1 month' where station_id = ${id}`);
     await post(liveBatch());
-    await made('the first live batch of a new month', 'whole');
+    await made('a live batch after the deletion', 'kept');
+    // The first live batch of a later day: the mark moves on, and the part kept is extended by the
+    // hours and the day of the live readings before it.
+    live = 500;
+    await post(liveBatch());
+    await made('the first live batch of a later day', 'kept', ['hour', 'day']);
     await post(liveBatch());
     await made('the next one', 'kept');
+  });
+
+  it('make an answer again, whole, when a write reaching back lands while it is made from a kept part', async function () {
+    this.timeout(120_000);
+    const { db } = env();
+    const id = 'ac-race';
+    const key = await stationWithKey(env(), id);
+    const base = Date.parse(daysAgo(20));
+    const at = (ms: number, value: number) => ({ timestamp: new Date(ms).toISOString(), temperature_c: value, pm2_5: value });
+    const post = async (readings: ReturnType<typeof at>[]) => assert.equal((await postBatch(env(), key, { station_id: id, readings })).status, 201);
+    await post(Array.from({ length: 100 }, (_, i) => at(base + i * 3_600_000, i % 17)));
+    const reader = createAggregateReader(db, 64 * 1024 * 1024);
+    let reading = 0;
+    for (const period of aggregatePeriods) {
+      const args = { stationId: id, period };
+      const json = aggregateJsonOutput(args);
+      await reader(args, json);
+      await post([at(Date.now() - 60_000 + reading++, 50)]);
+      // Between the state the reader reads and the statement the answer is made from: a batch with a
+      // reading before the kept part's end, and a live one.
+      const calls: boolean[] = [];
+      const { answer } = await reader(args, {
+        ...json,
+        make: async (pool, interval, settled) => {
+          calls.push(Boolean(settled.kept));
+          if (calls.length === 1) await post([at(base + 30 * 60_000 + reading, 99), at(Date.now() - 30_000 + reading++, 60)]);
+          return json.make(pool, interval, settled);
+        },
+      });
+      const whole = await createAggregateReader(db, 0)(args, json);
+      assert.ok(answer.bytes.equals(whole.answer.bytes), `${period}: the answer holds both readings of the batch`);
+      assert.deepEqual(calls, [true, false], `${period}: made from the kept part, then again whole`);
+    }
+    assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0);
   });
 
   it(`stay exact through random live batches, late readings, overrides and deletions, asked after each (${steps} steps, FUZZ_SEED=${seed})`, async function () {
