@@ -49,8 +49,8 @@ const closing = Buffer.from(']}');
 
 /** An answer made from the aggregate's rows, whole. */
 const fromRows = (args: AggregateArgs, make: (rows: AggregateRow[]) => string | Buffer) => async (pool: PgPool, intervalSeconds: number) => {
-  const rows = await aggregateReadings(pool, args, intervalSeconds);
-  return { body: make(rows), periods: rows.length };
+  const { rows, seen } = await aggregateReadings(pool, args, intervalSeconds);
+  return { body: make(rows), periods: rows.length, seen };
 };
 
 /** The CSV answer of an aggregate, opened by the licence and `cite` as `# ` lines, then its header row. */

@@ -167,14 +167,20 @@ const isCut = (args: AggregateArgs) => args.period !== 'hour' && args.period !==
 const valuesOf = (args: AggregateArgs, intervalSeconds: number, since = '-infinity', until = 'infinity') =>
   [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null, intervalSeconds, since, until];
 
-/** The statement of an aggregate's rows (CSV, Parquet): one prepared statement per period, range shape and set of columns. */
+/**
+ * The statement of an aggregate's rows (CSV, Parquet): one prepared statement per period, range shape and
+ * set of columns. Each row ends with what the statement's snapshot says of the station (StationSeen:
+ * the settled version, and 1 for a backlog), computed once.
+ */
 function rowsQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig {
   const columns = columnsOf(args.metrics);
   const cut = isCut(args);
   return {
     name: statementName('rows', args.period, cut, args.metrics),
     text: `
-      select start * 1000, n, ${columns.map((c) => c.name).join(', ')}, expected, coverage_pct
+      select start * 1000, n, ${columns.map((c) => c.name).join(', ')}, expected, coverage_pct,
+             (select settled_version::float8 from station_latest where station_id = $1),
+             (exists (select 1 from rollup_backlog where station_id = $1))::int::float8
       from (${periodsSql(args.period, cut, columns)}) p
       order by start`,
     values: valuesOf(args, intervalSeconds),
@@ -224,9 +230,18 @@ function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, 
 /** Periods of an aggregate as the JSON text of their AggregateResult items, comma-separated, and how many. */
 export type JsonPeriods = { periods: number; results: Buffer };
 
-/** The aggregate rows, from a prepared statement: no row is validated one by one (the SQL fixes its types). */
-export async function aggregateReadings(pool: PgPool, args: AggregateArgs, intervalSeconds: number): Promise<AggregateRow[]> {
-  return (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds))).rows;
+/**
+ * The aggregate rows, from a prepared statement: no row is validated one by one (the SQL fixes its types);
+ * and what the statement's snapshot said of the station, when it gave any row.
+ */
+export async function aggregateReadings(
+  pool: PgPool, args: AggregateArgs, intervalSeconds: number,
+): Promise<{ rows: AggregateRow[]; seen?: StationSeen }> {
+  const rows = (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds))).rows;
+  const first = rows[0];
+  const seen = first && { settledVersion: first.at(-2) == null ? null : String(first.at(-2)), backlog: first.at(-1) === 1 };
+  for (const row of rows) row.length -= 2;
+  return { rows, seen };
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { createAggregateReader } from '../../src/readings/aggregateCache.js';
-import { aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
+import { aggregateCsvOutput, aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
 import { recordOverride } from '../../src/readings/overrides.js';
 import { aggregatePeriods, type AggregatePeriod } from '../../src/readings/schema.js';
 import { runCli } from '../helpers/cli.js';
@@ -137,7 +137,7 @@ describeEngines('aggregates asked again', (env) => {
     await made('the next one', 'kept');
   });
 
-  it('make an answer again, whole, when a write reaching back lands while it is made from a kept part', async function () {
+  it('make an answer again when a batch reaching back lands while it is made: JSON from a kept part, CSV before its backfill is refreshed', async function () {
     this.timeout(120_000);
     const { db } = env();
     const id = 'ac-race';
@@ -167,6 +167,19 @@ describeEngines('aggregates asked again', (env) => {
       const whole = await createAggregateReader(db, 0)(args, json);
       assert.ok(answer.bytes.equals(whole.answer.bytes), `${period}: the answer holds both readings of the batch`);
       assert.deepEqual(calls, [true, false], `${period}: made from the kept part, then again whole`);
+      // A CSV answer, made whole, with a backfill landing under it (on timescale not yet refreshed then).
+      const csv = aggregateCsvOutput(args, 'cite');
+      let made = 0;
+      const { answer: table } = await reader(args, {
+        ...csv,
+        make: async (pool, interval, settled) => {
+          if (made++ === 0) await post([at(base + 40 * 60_000 + reading, 77), at(Date.now() - 20_000 + reading++, 70)]);
+          return csv.make(pool, interval, settled);
+        },
+      });
+      const wholeTable = await createAggregateReader(db, 0)(args, csv);
+      assert.equal(table.bytes.toString(), wholeTable.answer.bytes.toString(), `${period}: the CSV holds both readings of the batch`);
+      assert.equal(made, 2, `${period}: the CSV made again`);
     }
     assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0);
   });
