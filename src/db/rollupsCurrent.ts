@@ -17,3 +17,19 @@ export async function rollupsCurrent(db: Db, stationIds: readonly string[] | nul
   `);
   if (pending) await db.rollups.refresh();
 }
+
+const maxTries = 3;
+
+/**
+ * `read` with the rollups current for these stations (rollupsCurrent), read again when its own snapshot
+ * still saw a backfill of one of them waiting (`waiting`): one committed after the check, whose live
+ * readings the statement holds and whose earlier ones the rollups do not yet. At most three reads; the
+ * last is given as it is.
+ */
+export async function readCurrent<T extends { waiting: boolean }>(db: Db, stationIds: readonly string[] | null, read: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    await rollupsCurrent(db, stationIds);
+    const result = await read();
+    if (!result.waiting || tries === maxTries) return result;
+  }
+}

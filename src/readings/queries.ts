@@ -328,13 +328,15 @@ export function compareInterval(hours: number): number {
   return compareIntervals.find((seconds) => Math.ceil((hours * 3600) / seconds) <= maxCompareBuckets) ?? 86400;
 }
 
-const compareRow = z.object({ timestamps: z.array(z.string()), series: z.record(z.array(z.number().nullable())) });
+const compareRow = z.object({ timestamps: z.array(z.string()), series: z.record(z.array(z.number().nullable())), waiting: z.boolean() });
 export type CompareRow = z.infer<typeof compareRow>;
 
 /**
  * Each station's mean of `param` per bucket of `seconds`, aligned on the same buckets (UTC, whole
  * buckets ending with the current one), null where a station has no reading. Buckets of an hour or more
- * are summed from the hourly rollup; finer ones from the readings. One query for every station.
+ * are summed from the hourly rollup; finer ones from the readings. One query for every station, which
+ * also says whether a backfill of one of them waits for the rollups' refresh in its snapshot (`waiting`:
+ * timescale's hourly rollup does not hold it yet).
  */
 export async function compareStations(
   db: CommonQueryMethods,
@@ -372,7 +374,8 @@ export async function compareStations(
     )
     select
       (select array_agg(to_char(slot at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') order by i) from slots) as timestamps,
-      (select jsonb_object_agg(station_id, values) from series) as series
+      (select jsonb_object_agg(station_id, values) from series) as series,
+      exists (select 1 from rollup_backlog where station_id = any(${sql.array(args.stationIds, 'text')})) as waiting
   `);
 }
 

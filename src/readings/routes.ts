@@ -1,5 +1,5 @@
 import { coalesce } from '../db/coalesce.js';
-import { rollupsCurrent } from '../db/rollupsCurrent.js';
+import { readCurrent } from '../db/rollupsCurrent.js';
 import { addRoute, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
@@ -142,11 +142,10 @@ export function addReadingRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       await requireStations(db.pool, query.stations);
-      await rollupsCurrent(db, query.stations);
       const seconds = compareInterval(query.hours);
-      const result = await compareStations(db.pool, {
+      const result = await readCurrent(db, query.stations, () => compareStations(db.pool, {
         stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality,
-      });
+      }));
       ctx.body = {
         param: query.param, hours: query.hours, quality: query.quality ?? null, interval_seconds: seconds,
         timestamps: result.timestamps,

@@ -8,11 +8,14 @@ import { check as checkGeoJson } from '@placemarkio/check-geojson';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { importContent, parseContentFile } from '../../src/content/importContent.js';
+import { readStats } from '../../src/content/queries.js';
+import { readCurrent } from '../../src/db/rollupsCurrent.js';
 import { parseChangelog } from '../../src/meta/changelog.js';
 import { recordOverride } from '../../src/readings/overrides.js';
 import { deleteReadings } from '../../src/readings/removal.js';
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
+import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { lines, runCli, runCommand } from '../helpers/cli.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
 
@@ -367,6 +370,24 @@ describeEngines('stats asked again', (env) => {
     // A station emptied: its row of marks goes, and the totals must not be those of an earlier state.
     await deleteReadings(db, { stationId: 'stats-again-b', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' });
     await same('a station emptied');
+  });
+
+  it('are read again when a backfill lands between the check of the rollups and their statement', async () => {
+    const { db } = env();
+    const key = await stationWithKey(env(), 'stats-race');
+    const minutes = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ timestamp: new Date(from + i * 60_000).toISOString(), temperature_c: i % 9 }));
+    const batch = (readings: { timestamp: string }[]) => postBatch(env(), key, { station_id: 'stats-race', readings });
+    assert.equal((await batch(minutes(Date.now() - 1_800_000, 30))).status, 201);
+    // The batch lands after the check, as ingest takes it (its refresh comes later): readings a year back
+    // (a backfill on timescale) and a live one.
+    let reads = 0;
+    const { totals } = await readCurrent(db, null, async () => {
+      if (reads++ === 0) assert.equal((await batch([...minutes(Date.parse('2025-03-01T00:00:00Z'), 20), ...minutes(Date.now() - 10_000, 1)])).status, 201);
+      return readStats(db.readPool, null);
+    });
+    const oracle = await db.pool.one(sql.type(z.object({ total: z.number() }))`select count(*)::int as total from readings`);
+    assert.equal(totals.total, oracle.total, 'both parts of the batch counted');
+    assert.equal(reads, db.engine === 'timescale' ? 2 : 1);
   });
 });
 

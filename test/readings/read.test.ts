@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { readCurrent } from '../../src/db/rollupsCurrent.js';
+import { compareStations } from '../../src/readings/queries.js';
 import { recordOverride } from '../../src/readings/overrides.js';
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines } from '../helpers/app.js';
@@ -316,6 +318,29 @@ describeEngines('GET /data/compare/', (env) => {
       assert.ok(body.series['cmp-b'].filter((v: number | null) => v !== null).length >= 1);
       assert.ok(body.series['cmp-b'].some((v: number | null) => v === null));
     }
+  });
+
+  it('reads again when a backfill lands between the check of the rollups and its statement', async () => {
+    const { db } = env();
+    const key = await stationWithKey(env(), 'cmp-race');
+    const at = (minutes: number, value: number) => ({ timestamp: isoMinutesAgo(minutes), temperature_c: value });
+    assert.equal((await postBatch(env(), key, { station_id: 'cmp-race', readings: Array.from({ length: 48 }, (_, i) => at(i * 60 + 30, 10)) })).status, 201);
+    await db.rollups.refresh();
+    const args = { stationIds: ['cmp-race'], param: 'temperature_c' as const, hours: 72, seconds: 3600 };
+    // The batch lands after the check: a reading 40 hours back (a backfill on timescale) and a live one.
+    let reads = 0;
+    const result = await readCurrent(db, args.stationIds, async () => {
+      if (reads++ === 0) assert.equal((await postBatch(env(), key, { station_id: 'cmp-race', readings: [at(40 * 60 + 10, 90), at(1, 90)] })).status, 201);
+      return compareStations(db.pool, args);
+    });
+    await db.rollups.refresh();
+    const settled = await compareStations(db.pool, args);
+    const byTime = (row: typeof result) => new Map(row.timestamps.map((t, i) => [t, row.series['cmp-race']![i]]));
+    const [got, expected] = [byTime(result), byTime(settled)];
+    const shared = [...expected.keys()].filter((t) => got.has(t));
+    assert.ok(shared.length >= 71);
+    for (const t of shared) assert.equal(got.get(t), expected.get(t), `${t}: both readings of the batch`);
+    assert.equal(reads, db.engine === 'timescale' ? 2 : 1);
   });
 
   it('refuses more than 10 stations, an unknown param and a missing list; names unknown stations with 404', async () => {
