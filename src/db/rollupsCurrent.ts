@@ -1,35 +1,32 @@
-import { sql } from 'slonik';
-import { z } from 'zod';
 import type { Db } from './pool.js';
-
-/**
- * Resolves once the rollups hold every reading committed before the call for these stations (all when
- * null). On timescale a backfill is committed before its rollups are refreshed, and leaves a row in
- * rollup_backlog until they are: when one of the stations has such a row, this waits for a refresh, on
- * whichever instance the backfill was written. Costs one indexed lookup of an almost always empty table;
- * nothing on portable, whose rollups are exact in the writing transaction.
- */
-export async function rollupsCurrent(db: Db, stationIds: readonly string[] | null): Promise<void> {
-  if (db.engine !== 'timescale') return;
-  const pending = await db.pool.exists(sql.type(z.object({ pending: z.number() }))`
-    select 1 as pending from rollup_backlog
-    ${stationIds ? sql.fragment`where station_id = any(${sql.array([...stationIds], 'text')})` : sql.fragment``}
-  `);
-  if (pending) await db.rollups.refresh();
-}
 
 const maxTries = 3;
 
 /**
- * `read` with the rollups current for these stations (rollupsCurrent), read again when its own snapshot
- * still saw a backfill of one of them waiting (`waiting`): one committed after the check, whose live
- * readings the statement holds and whose earlier ones the rollups do not yet. At most three reads; the
- * last is given as it is.
+ * The answer of `attempt`, tried again while it gives none because the data moved under it (a batch
+ * landed between what it looked at and what it read). Batches landing one after another could move it
+ * every time: the third try is told it is the last, and gives its answer as it is.
  */
-export async function readCurrent<T extends { waiting: boolean }>(db: Db, stationIds: readonly string[] | null, read: () => Promise<T>): Promise<T> {
+export async function retryWhileMoved<T>(attempt: (last: boolean) => Promise<T | undefined>): Promise<T> {
   for (let tries = 1; ; tries++) {
-    await rollupsCurrent(db, stationIds);
-    const result = await read();
-    if (!result.waiting || tries === maxTries) return result;
+    const answer = await attempt(tries === maxTries);
+    if (answer !== undefined) return answer;
   }
+}
+
+/**
+ * A read of the rollups that holds every reading committed before it. On timescale a backfill is
+ * committed before its rollups are refreshed, and leaves a row in rollup_backlog until they are: `read`
+ * says whether its own snapshot saw such a row for its stations (`waiting`, one indexed lookup of an
+ * almost always empty table), and is then read again after a refresh, on whichever instance the backfill
+ * was written. Its live readings would otherwise be counted and its older ones not. Nothing to wait for
+ * on portable, whose rollups are exact in the writing transaction.
+ */
+export function readCurrent<T extends { waiting: boolean }>(db: Db, read: () => Promise<T>): Promise<T> {
+  return retryWhileMoved(async (last) => {
+    const result = await read();
+    if (!result.waiting || last) return result;
+    await db.rollups.refresh();
+    return undefined;
+  });
 }

@@ -113,7 +113,7 @@ export function addMetaRoutes(api: Api): void {
       responses: { 200: { description: 'The counts', content: { 'application/json': z.record(z.unknown()) } } },
     },
     async (ctx) => {
-      const { row, totals, waiting } = await readCurrent(db, null, () => readStats(db.readPool, readingTotals));
+      const { row, totals, waiting } = await readCurrent(db, () => readStats(db.readPool, readingTotals));
       // Totals read while a backfill waited hold part of it: summed again at the next request.
       if (!waiting) readingTotals = totals;
       ctx.body = shapeStats(row);

@@ -1,4 +1,5 @@
 import type { Db, PgPool } from '../db/pool.js';
+import { retryWhileMoved } from '../db/rollupsCurrent.js';
 import { EncodedAnswer } from '../http/encodedAnswer.js';
 import type { AnswerPart, SharedBytes } from '../http/splicedGzip.js';
 import { columnsKey } from './aggregateColumns.js';
@@ -42,7 +43,6 @@ const entryBytes = (entry: Entry) =>
   64 + [...entry.answers.values()].reduce((sum, a) => sum + a.answer.size, 0) + [...entry.settled.values()].reduce((sum, s) => sum + s.part.bytes.size, 0);
 
 const dayMs = 86_400_000;
-const maxTries = 3;
 
 /**
  * The first period of `period` that may still change, when the station's readings have changed only from
@@ -67,7 +67,7 @@ function firstUnsettled(period: AggregateArgs['period'], settledBefore: number):
  * first out; 0 keeps none.
  *
  * The same lookup tells whether a backfill of the station still waits for its rollups' refresh
- * (rollup_backlog, timescale only): the answer then waits for the refresh, as rollupsCurrent does.
+ * (rollup_backlog, timescale only): the answer then waits for the refresh, as readCurrent does.
  *
  * A station posting every minute changes its version with each batch, but not its settled version
  * (station_latest.settled_version, migrations 0020 and 0023): while that stands, its periods before
@@ -145,12 +145,6 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   });
 
   // Made again from a fresh look at the station when it moved under the answer: a backfill's refresh is
-  // then waited for, and a kept part of an older mark is not used. Writes reaching back one after another
-  // could move it every time: the third answer is given as it is made, and nothing of it kept.
-  return async (args, output) => {
-    for (let tries = 1; ; tries++) {
-      const answer = await attempt(args, output, tries === maxTries);
-      if (answer) return answer;
-    }
-  };
+  // then waited for, and a kept part of an older mark is not used. A last try that moved keeps nothing.
+  return (args, output) => retryWhileMoved((last) => attempt(args, output, last));
 }

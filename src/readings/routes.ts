@@ -143,7 +143,7 @@ export function addReadingRoutes(api: Api): void {
     async (ctx, { query }) => {
       await requireStations(db.pool, query.stations);
       const seconds = compareInterval(query.hours);
-      const result = await readCurrent(db, query.stations, () => compareStations(db.pool, {
+      const result = await readCurrent(db, () => compareStations(db.pool, {
         stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality,
       }));
       ctx.body = {

@@ -381,7 +381,7 @@ describeEngines('stats asked again', (env) => {
     // The batch lands after the check, as ingest takes it (its refresh comes later): readings a year back
     // (a backfill on timescale) and a live one.
     let reads = 0;
-    const { totals } = await readCurrent(db, null, async () => {
+    const { totals } = await readCurrent(db, async () => {
       if (reads++ === 0) assert.equal((await batch([...minutes(Date.parse('2025-03-01T00:00:00Z'), 20), ...minutes(Date.now() - 10_000, 1)])).status, 201);
       return readStats(db.readPool, null);
     });

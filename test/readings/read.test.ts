@@ -329,7 +329,7 @@ describeEngines('GET /data/compare/', (env) => {
     const args = { stationIds: ['cmp-race'], param: 'temperature_c' as const, hours: 72, seconds: 3600 };
     // The batch lands after the check: a reading 40 hours back (a backfill on timescale) and a live one.
     let reads = 0;
-    const result = await readCurrent(db, args.stationIds, async () => {
+    const result = await readCurrent(db, async () => {
       if (reads++ === 0) assert.equal((await postBatch(env(), key, { station_id: 'cmp-race', readings: [at(40 * 60 + 10, 90), at(1, 90)] })).status, 201);
       return compareStations(db.pool, args);
     });
