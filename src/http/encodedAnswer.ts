@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress } from 'node:zlib';
 import type { Context } from 'koa';
-import { compressibleType, compressionFor, compressionThreshold, negotiateEncoding, type ContentCoding } from './middleware/compression.js';
+import { compressibleType, compressionFor, compressOnce, compressionThreshold, negotiateEncoding, type CompressionSettings, type ContentCoding } from './middleware/compression.js';
 import { SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
 
 const brotliOf = promisify(brotliCompress);
@@ -22,8 +22,11 @@ export class EncodedAnswer {
   private readonly forms = new Map<ContentCoding, Promise<Buffer>>();
   private formBytes = 0;
 
-  /** `body`: its bytes, or the parts they are made of when some are shared with other answers (gzipped once). */
-  constructor(body: Buffer | readonly AnswerPart[], readonly type: string) {
+  /**
+   * `body`: its bytes, or the parts they are made of when some are shared with other answers (gzipped
+   * once). `compression`: how hard to compress it, by default as the middleware would for its size.
+   */
+  constructor(body: Buffer | readonly AnswerPart[], readonly type: string, private readonly compression?: CompressionSettings) {
     if (Buffer.isBuffer(body)) {
       this.bytes = body;
     } else {
@@ -59,7 +62,7 @@ export class EncodedAnswer {
   private form(coding: Exclude<ContentCoding, 'identity'>): Promise<Buffer> {
     let form = this.forms.get(coding);
     if (!form) {
-      const settings = compressionFor(this.bytes.length);
+      const settings = this.compression ?? compressionFor(this.bytes.length);
       const made = coding === 'br' ? brotliOf(this.bytes, settings.br)
         : splicedGzip(this.parts ?? [this.bytes], this.bytes, settings.gzip);
       form = made.then((bytes) => {
@@ -72,4 +75,19 @@ export class EncodedAnswer {
     }
     return form;
   }
+}
+
+/**
+ * A fixed answer (one per release and setting), made on its first request and kept with its tag and
+ * each compressed form, compressed hard once rather than on every request.
+ */
+export function fixedAnswer(make: () => Buffer | string | object, type = 'application/json; charset=utf-8'): () => EncodedAnswer {
+  let answer: EncodedAnswer | undefined;
+  return () => {
+    if (!answer) {
+      const body = make();
+      answer = new EncodedAnswer(Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), type, compressOnce);
+    }
+    return answer;
+  };
 }

@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { addRoute, listRoutes, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
+import { EncodedAnswer, fixedAnswer } from '../http/encodedAnswer.js';
+import { compressOnce } from '../http/middleware/compression.js';
 import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
@@ -23,18 +24,17 @@ const docsAssets = new Map([
   ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
 ]);
 
-type Asset = { type: string; bytes: Buffer; etag: string; modified: Date };
+type Asset = { answer: EncodedAnswer; modified: Date };
 const loadedAssets = new Map<string, Asset>();
 
-/** A docs asset, read once and kept with its tag (a release never changes it); undefined for any other name. */
+/** A docs asset, read once and kept with its tag and compressed forms (a release never changes it); undefined for any other name. */
 function docsAsset(file: string): Asset | undefined {
   const type = docsAssets.get(file);
   if (!type) return undefined;
   let asset = loadedAssets.get(file);
   if (!asset) {
     const where = path.join(swaggerDir, file);
-    const bytes = readFileSync(where);
-    asset = { type, bytes, etag: `"${createHash('sha1').update(bytes).digest('base64url')}"`, modified: statSync(where).mtime };
+    asset = { answer: new EncodedAnswer(readFileSync(where), type, compressOnce), modified: statSync(where).mtime };
     loadedAssets.set(file, asset);
   }
   return asset;
@@ -67,24 +67,23 @@ export function addMetaRoutes(api: Api): void {
       tag: 'Meta',
       responses: { 200: { description: 'The discovery document', content: { 'application/json': discoverySchema } } },
     },
-    (ctx) => {
-      const endpoints = Object.fromEntries(
-        listRoutes(api).map((route) => [
-          `${route.method} ${route.path}`,
-          { method: route.method, url: `${config.publicUrl}${route.path}`, description: route.summary },
-        ]),
-      );
-      ctx.body = {
-        api: 'envmon: Environmental Monitoring and Research Content API',
-        version: 'v1',
-        base_url: config.baseUrl,
-        cors: 'Access-Control-Allow-Origin: * on every read endpoint',
-        license: 'CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)',
-        documentation: { openapi: `${config.baseUrl}/openapi.json`, html: `${config.baseUrl}/docs/` },
-        endpoints,
-      };
-    },
+    // Made on the first request, when every route is registered.
+    async (ctx) => discovery().send(ctx),
   );
+  const discovery = fixedAnswer(() => ({
+    api: 'envmon: Environmental Monitoring and Research Content API',
+    version: 'v1',
+    base_url: config.baseUrl,
+    cors: 'Access-Control-Allow-Origin: * on every read endpoint',
+    license: 'CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)',
+    documentation: { openapi: `${config.baseUrl}/openapi.json`, html: `${config.baseUrl}/docs/` },
+    endpoints: Object.fromEntries(
+      listRoutes(api).map((route) => [
+        `${route.method} ${route.path}`,
+        { method: route.method, url: `${config.publicUrl}${route.path}`, description: route.summary },
+      ]),
+    ),
+  }));
 
   addRoute(
     api,
@@ -120,7 +119,9 @@ export function addMetaRoutes(api: Api): void {
     },
   );
 
-  const changelog = loadChangelog();
+  // Read at start: a changelog that does not parse stops the service there.
+  const releases = loadChangelog();
+  const changelog = fixedAnswer(() => releases);
   addRoute(
     api,
     {
@@ -128,9 +129,7 @@ export function addMetaRoutes(api: Api): void {
       summary: 'The changes of each release, newest first',
       responses: { 200: { description: 'The changelog', content: { 'application/json': changelogSchema } } },
     },
-    (ctx) => {
-      ctx.body = changelog;
-    },
+    async (ctx) => changelog().send(ctx),
   );
 
   addRoute(
@@ -143,9 +142,7 @@ export function addMetaRoutes(api: Api): void {
       tag: 'Meta',
       responses: { 200: { description: 'The OpenAPI document', content: { 'application/json': z.record(z.unknown()) } } },
     },
-    (ctx) => {
-      ctx.body = api.document();
-    },
+    async (ctx) => openapi().send(ctx),
   );
 
   addRoute(
@@ -158,12 +155,13 @@ export function addMetaRoutes(api: Api): void {
       tag: 'Meta',
       responses: { 200: { description: 'An HTML page', content: { 'text/html': z.string() } } },
     },
-    (ctx) => {
-      ctx.type = 'text/html; charset=utf-8';
+    async (ctx) => {
       ctx.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
-      ctx.body = docsPage();
+      await page().send(ctx);
     },
   );
+  const openapi = fixedAnswer(() => api.document());
+  const page = fixedAnswer(docsPage, 'text/html; charset=utf-8');
 
   addRoute(
     api,
@@ -177,7 +175,7 @@ export function addMetaRoutes(api: Api): void {
       cache: 'public, max-age=86400',
       responses: { 200: { description: 'A stylesheet or script' }, 404: { description: 'No such asset' } },
     },
-    (ctx, { params }) => {
+    async (ctx, { params }) => {
       if (params.file === 'docs.js') {
         ctx.type = 'text/javascript; charset=utf-8';
         ctx.body = docsScript;
@@ -185,10 +183,8 @@ export function addMetaRoutes(api: Api): void {
       }
       const asset = docsAsset(params.file);
       if (!asset) throw notFound(`no documentation asset named '${params.file}'`);
-      ctx.type = asset.type;
-      ctx.set('ETag', asset.etag);
       ctx.lastModified = asset.modified;
-      ctx.body = asset.bytes;
+      await asset.answer.send(ctx);
     },
   );
 }

@@ -175,6 +175,41 @@ describeEngines('discovery, health and stations', (env) => {
       assert.equal((await env().get(`/api/v1/docs/assets/${name}`)).status, 404, name);
     }
   });
+
+  it('sends each fixed answer in every coding as the same bytes, tagged per coding and revalidated with 304', async () => {
+    const { request } = await import('node:http');
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+    // node:http, not fetch: the bytes as sent, decoded here.
+    const raw = (path: string, headers: Record<string, string>) => new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      request(`${env().origin}${path}`, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+        response.on('error', reject);
+      }).on('error', reject).end();
+    });
+    const decode = { identity: (b: Buffer) => b, gzip: gunzipSync, br: brotliDecompressSync };
+    for (const path of ['/api/v1/', '/api/v1/openapi.json', '/api/v1/changelog/', '/api/v1/docs/assets/swagger-ui-bundle.js', '/api/v1/docs/assets/swagger-ui.css']) {
+      const plain = await raw(path, { 'accept-encoding': 'identity' });
+      assert.equal(plain.status, 200, path);
+      const tags = new Set<unknown>();
+      for (const coding of ['br', 'gzip', 'identity'] as const) {
+        // Twice: the second is sent from what the first made.
+        for (let i = 0; i < 2; i++) {
+          const got = await raw(path, { 'accept-encoding': coding });
+          assert.equal(got.status, 200, path);
+          assert.equal(got.headers['content-encoding'], coding === 'identity' ? undefined : coding, path);
+          assert.match(String(got.headers.vary), /Accept-Encoding/i, path);
+          assert.ok(decode[coding](got.body).equals(plain.body), `${path} ${coding}`);
+          tags.add(got.headers.etag);
+          const again = await raw(path, { 'accept-encoding': coding, 'if-none-match': String(got.headers.etag) });
+          assert.equal(again.status, 304, `${path} ${coding}`);
+          assert.equal(again.body.length, 0);
+        }
+      }
+      assert.equal(tags.size, 3, `${path}: one tag per coding`);
+    }
+  });
 });
 
 describe('slow clients', () => {

@@ -19,18 +19,31 @@ export const compressionThreshold = 1024;
  * 4's speed). Brotli always uses a 256 KiB window: with its default 4 MiB window it holds back its first
  * byte until it has read megabytes (half a second of a download). Measured in bench/compression.
  */
-const thorough = {
-  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } } satisfies BrotliOptions,
-  gzip: { level: 4 } satisfies ZlibOptions,
+export type CompressionSettings = { br: BrotliOptions; gzip: ZlibOptions };
+
+const thorough: CompressionSettings = {
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: 18 } },
+  gzip: { level: 4 },
 };
-const swift = {
-  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_LGWIN]: 18 } } satisfies BrotliOptions,
-  gzip: { level: 1 } satisfies ZlibOptions,
+const swift: CompressionSettings = {
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_LGWIN]: 18 } },
+  gzip: { level: 1 },
 };
 const swiftFrom = 256 * 1024;
 
+/**
+ * For a fixed answer compressed once and sent as often as it is asked for (the discovery and OpenAPI
+ * documents, the changelog, the docs page and its assets): its cost is paid once per process, so harder.
+ * For the docs' 1.7 MB script bundle, brotli 6 takes 56 ms and gives 400 KB, against 8 ms and 525 KB at
+ * quality 1 on every request before; gzip 9, 40 ms and 460 KB.
+ */
+export const compressOnce: CompressionSettings = {
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 6, [constants.BROTLI_PARAM_LGWIN]: 22 } },
+  gzip: { level: 9 },
+};
+
 /** The compression settings for an answer of `size` bytes, undefined for a stream. */
-export function compressionFor(size: number | undefined): typeof thorough {
+export function compressionFor(size: number | undefined): CompressionSettings {
   return size === undefined || size >= swiftFrom ? swift : thorough;
 }
 
