@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { anotherInstance, describeEngines } from '../helpers/app.js';
@@ -38,5 +39,44 @@ describeEngines('a backfill answered before its rollups are refreshed', (env) =>
     await env().db.rollups.refresh();
     const left = await env().db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from rollup_backlog`);
     assert.equal(left, 0);
+  });
+
+  it('is refreshed without JIT compilation, whatever the session asks, and leaves the session as it was', async function () {
+    // Timescale's rollups only; and only where the server can compile (pg_jit_available), else nothing could differ.
+    if (env().engine !== 'timescale') this.skip();
+    this.timeout(60_000);
+    const client = new pg.Client({ connectionString: env().databaseUrl });
+    await client.connect();
+    try {
+      if (!(await client.query('select pg_jit_available() as on')).rows[0].on) {
+        console.log('      (this server has no JIT provider: nothing to check)');
+        this.skip();
+      }
+      const key = await stationWithKey(env(), 'bl-jit');
+      const readings = Array.from({ length: 500 }, (_, i) => ({ timestamp: minute(i * 7, daysAgo(400)), temperature_c: i % 40 }));
+      assert.equal((await postBatch(env(), key, { station_id: 'bl-jit', readings })).status, 201);
+      // Every statement of this session compiled (costs above zero), and the plan of each nested one logged
+      // to this client with its JIT section, if it has one.
+      const logged: string[] = [];
+      client.on('notice', (notice) => logged.push(notice.message ?? ''));
+      for (const setting of ["load 'auto_explain'", 'set auto_explain.log_min_duration = 0', 'set auto_explain.log_analyze = on',
+        'set auto_explain.log_nested_statements = on', 'set client_min_messages = log', 'set jit = on', 'set jit_above_cost = 0']) {
+        await client.query(setting);
+      }
+      await client.query('call envmon_refresh_rollups()');
+      // The materialisations, each level's work (the procedure's own one-line statements around them are
+      // compiled too under this session's settings, as any statement: none costs anything by default).
+      const materialisations = logged.filter((text) => /_timescaledb_internal\._materialized_hypertable_\d+ /.test(text));
+      assert.ok(materialisations.filter((text) => text.includes('INSERT INTO')).length >= 4, `every level materialised (${materialisations.length} plans)`);
+      assert.deepEqual(materialisations.filter((text) => /\bJIT:/.test(text)).map((text) => text.slice(0, 160)), []);
+      assert.equal((await client.query('show jit')).rows[0].jit, 'on');
+      assert.equal((await client.query('show default_transaction_isolation')).rows[0].default_transaction_isolation, 'read committed');
+      // The check can fail: the same session compiles an ordinary statement.
+      logged.length = 0;
+      await client.query('select count(*) from readings where station_id = $1', ['bl-jit']);
+      assert.ok(logged.some((text) => /\bJIT:/.test(text)), 'a statement outside the refresh is compiled');
+    } finally {
+      await client.end();
+    }
   });
 });
