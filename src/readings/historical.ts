@@ -7,20 +7,22 @@ import type { QualityFlag } from './quality.js';
 export type HistoricalArgs = { stationId: string; hours: number; quality?: QualityFlag };
 
 /** Each reading as the API's JSON object, built by PostgreSQL, oldest first. Literals escaped by the driver. */
-function historicalStatement(client: pg.ClientBase, args: HistoricalArgs): string {
+export function historicalQuery(client: pg.ClientBase, args: HistoricalArgs): string {
   const literal = (value: string) => client.escapeLiteral(value);
-  // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.
-  return `copy (
+  // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does. The window
+  // is `now() - interval '<n> hours'`, a form TimescaleDB turns into a constant while planning, so that only
+  // the chunks it reaches are planned: with make_interval() every chunk of the hypertable was, 8 ms of
+  // planning for a day of readings on a station-year, growing with the history.
+  return `
     select row_to_json(r) from (
       select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "timestamp",
         temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index,
         quality_flag, firmware_version, module_data
       from readings
-      where station_id = ${literal(args.stationId)} and ts > now() - make_interval(hours => ${Math.trunc(args.hours)})
+      where station_id = ${literal(args.stationId)} and ts > now() - interval '${Math.trunc(args.hours)} hours'
         ${args.quality ? `and quality_flag = ${literal(args.quality)}` : ''}
     ) r
-    order by r."timestamp"
-  ) to stdout`;
+    order by r."timestamp"`;
 }
 
 /**
@@ -30,5 +32,5 @@ function historicalStatement(client: pg.ClientBase, args: HistoricalArgs): strin
  */
 export function streamHistorical(pool: PgPool, args: HistoricalArgs): Promise<JsonArrayStream> {
   const head = `{"station":${JSON.stringify(args.stationId)},"hours":${args.hours},"readings":`;
-  return copyOut(pool, (client) => historicalStatement(client, args), new JsonArrayStream(head, (count) => `,"count":${count}}`));
+  return copyOut(pool, (client) => `copy (${historicalQuery(client, args)}) to stdout`, new JsonArrayStream(head, (count) => `,"count":${count}}`));
 }
