@@ -3,10 +3,10 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { readCurrent } from '../../src/db/rollupsCurrent.js';
 import { historicalQuery } from '../../src/readings/historical.js';
-import { compareStations } from '../../src/readings/queries.js';
+import { compareInterval, compareQuery, compareStations } from '../../src/readings/queries.js';
 import { recordOverride } from '../../src/readings/overrides.js';
 import { storeReadings } from '../../src/readings/store.js';
-import { describeEngines } from '../helpers/app.js';
+import { describeEngines, type TestEnv } from '../helpers/app.js';
 import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { allMetrics, assertResult, defaultFields, metricFields, rawAggregate } from '../helpers/oracle.js';
@@ -92,21 +92,10 @@ describeEngines('GET /data/latest/ and /data/historical/', (env) => {
 
   it('plans a history only over the chunks its window reaches (timescale)', async function () {
     if (env().engine !== 'timescale') this.skip();
-    // Eight weeks of hourly readings: eight or nine of the hypertable's seven-day chunks, beside a day in the window.
-    await addStation(env().db, 'rd-chunks');
-    await env().db.pool.query(sql.unsafe`insert into readings (station_id, ts, temperature_c, quality_flag)
-      select 'rd-chunks', now() - g * interval '1 hour', g, 'ok' from generate_series(1, 56 * 24) g`);
+    await addWeeksOfHours(env(), 'rd-chunks');
     const client = await env().db.readPool.connect();
     try {
-      const plan = (await client.query(`explain ${historicalQuery(client, { stationId: 'rd-chunks', hours: 24 })}`)).rows.map((r) => r['QUERY PLAN'] as string).join('\n');
-      const all = (await client.query(`select count(*)::int as n from timescaledb_information.chunks where hypertable_name = 'readings'`)).rows[0].n as number;
-      assert.ok(all >= 8, `${all} chunks`);
-      // Chunks left out while planning are not in the plan at all; those planned and then left out when the
-      // statement starts (a window the planner could not read as a constant) are counted there.
-      const planned = new Set(plan.match(/_hyper_\d+_\d+_chunk/g) ?? []);
-      const excludedAtStart = [...plan.matchAll(/Chunks excluded during startup: (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-      assert.ok(planned.size >= 1 && planned.size <= 2, `the plan reads ${planned.size} of ${all} chunks:\n${plan}`);
-      assert.equal(excludedAtStart, 0, `chunks planned, then excluded at start:\n${plan}`);
+      assertPlansItsWindow((await client.query(`explain ${historicalQuery(client, { stationId: 'rd-chunks', hours: 24 })}`)).rows, await chunkCount(env()));
     } finally {
       client.release();
     }
@@ -389,4 +378,45 @@ describeEngines('GET /data/compare/', (env) => {
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.detail, "station 'cmp-ghost' is unknown");
   });
+
+  it('plans only the chunks its window reaches, from the readings or the hourly rollup (timescale)', async function () {
+    if (env().engine !== 'timescale') this.skip();
+    await addWeeksOfHours(env(), 'cmp-chunks');
+    await env().db.rollups.refresh();
+    const all = await chunkCount(env());
+    // 24 hours: 5-minute means of the readings; 72 hours: hourly means of the rollup, whose real-time part reads
+    // the readings since its watermark.
+    for (const hours of [24, 72]) {
+      const statement = compareQuery({ stationIds: ['cmp-chunks'], param: 'temperature_c', hours, seconds: compareInterval(hours) });
+      assertPlansItsWindow(await env().db.pool.any(sql.unsafe`explain ${statement}`), all);
+      const { body } = await env().getJson(`/api/v1/data/compare/?stations=cmp-chunks&param=temperature_c&hours=${hours}`);
+      assert.equal(body.series['cmp-chunks'].filter((v: number | null) => v !== null).length, hours === 24 ? 23 : 71, `${hours} h`);
+    }
+  });
 });
+
+/** Eight weeks of hourly readings ending now, written straight to readings: eight or nine seven-day chunks. */
+async function addWeeksOfHours(env: TestEnv, stationId: string): Promise<void> {
+  await addStation(env.db, stationId);
+  await env.db.pool.query(sql.unsafe`insert into readings (station_id, ts, temperature_c, quality_flag)
+    select ${stationId}, now() - g * interval '1 hour', g, 'ok' from generate_series(1, 56 * 24) g`);
+}
+
+async function chunkCount(env: TestEnv): Promise<number> {
+  return env.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from timescaledb_information.chunks where hypertable_name = 'readings'`);
+}
+
+/**
+ * A plan (EXPLAIN's rows) that reads one or two chunks of readings, of `all`, none of them planned and then left
+ * out when the statement started: chunks left out while planning are not in a plan at all; those the planner
+ * could not leave out (a window it does not read as a constant) are counted in `Chunks excluded during startup`.
+ */
+function assertPlansItsWindow(rows: readonly Record<string, unknown>[], all: number): void {
+  const plan = rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+  assert.ok(all >= 8, `${all} chunks`);
+  const planned = new Set(plan.match(/_hyper_1_\d+_chunk/g) ?? []);
+  const excludedAtStart = [...plan.matchAll(/Chunks excluded during startup: (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  assert.ok(planned.size >= 1 && planned.size <= 2, `the plan reads ${planned.size} of ${all} chunks of readings:\n${plan}`);
+  assert.equal(excludedAtStart, 0, `chunks planned, then excluded at start:\n${plan}`);
+}
