@@ -63,7 +63,7 @@ export function addStationListRoute(api: Api): void {
       },
     },
     async (ctx, { query }) => {
-      const stations = (await listStationsWithLatest(api.deps.db.pool)).map(shapeStation);
+      const stations = (await listStationsWithLatest(api.deps.db.readPool)).map(shapeStation);
       if (query.output === 'geojson') {
         ctx.type = 'application/geo+json';
         ctx.body = shapeFeatureCollection(stations, (s) => s.station_id);

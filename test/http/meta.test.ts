@@ -86,6 +86,26 @@ describeEngines('discovery, health and stations', (env) => {
     );
   });
 
+  it('GET /stations/ follows each station to its newest reading as new chunks come, and lists one without readings', async () => {
+    const { db } = env();
+    await addStation(db, 's-weeks');
+    await addStation(db, 's-none');
+    // Readings months apart land in chunks of their own on timescale; the list is asked between them, on
+    // every connection of the read pool, so that each has prepared its statement before the newer chunk exists.
+    const asked = async () => {
+      const answers = await Promise.all(Array.from({ length: env().db.poolSize }, () => env().getJson('/api/v1/stations/')));
+      return answers.map(({ body }) => Object.fromEntries(body.stations.map((s: { station_id: string; last_seen: string | null }) => [s.station_id, s.last_seen])));
+    };
+    for (const start of ['2025-03-03T00:00:00Z', '2025-09-01T00:00:00Z', '2026-02-02T00:00:00Z']) {
+      const readings = makeReadings(3, start, 60);
+      await storeReadings(db, 's-weeks', readings);
+      for (const seen of await asked()) {
+        assert.equal(seen['s-weeks'], readings.at(-1)!.ts, start);
+        assert.equal(seen['s-none'], null);
+      }
+    }
+  });
+
   it('GET /stations/?output=geojson is a valid RFC 7946 FeatureCollection', async () => {
     const { db } = env();
     await addStation(db, 'g-one');
