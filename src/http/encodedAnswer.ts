@@ -3,22 +3,24 @@ import { promisify } from 'node:util';
 import { brotliCompress } from 'node:zlib';
 import type { Context } from 'koa';
 import { compressibleType, compressionFor, compressOnce, compressionThreshold, negotiateEncoding, type CompressionSettings, type ContentCoding } from './middleware/compression.js';
-import { SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
+import { bytesOf, SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
 
 const brotliOf = promisify(brotliCompress);
 
 /**
- * An answer made once and sent as often as it is asked for: its bytes, their strong ETag (the SHA-1 the
- * conditional GET would compute) and each compressed form, made the first time a client asks for it, off
- * the event loop. Without it every request for a kept answer was hashed and compressed again (for a
- * year of hourly aggregates, 2 MB, most of the time of an answer asked again). Its gzip form is made by
- * splicedGzip: a large answer in pieces side by side, the bytes it shares with other answers (SharedBytes)
- * from the deflate kept with them.
+ * An answer made once and sent as often as it is asked for: its bytes, their strong ETag and each
+ * compressed form, made the first time a client asks for it, off the event loop. Without it every request
+ * for a kept answer was hashed and compressed again (for a year of hourly aggregates, 3.7 MB, most of the
+ * time of an answer asked again). It may be made of parts some of which it shares with other answers
+ * (SharedBytes: a live station's settled periods): then neither its tag nor its gzip reads those again,
+ * and its parts are joined into one buffer only when a client takes it as it is or in brotli.
  */
 export class EncodedAnswer {
-  readonly bytes: Buffer;
   readonly etag: string;
-  private readonly parts: readonly AnswerPart[] | undefined;
+  /** Its length in bytes. */
+  readonly length: number;
+  private readonly parts: readonly AnswerPart[];
+  private joined: Buffer | undefined;
   private readonly forms = new Map<ContentCoding, Promise<Buffer>>();
   private formBytes = 0;
 
@@ -27,18 +29,21 @@ export class EncodedAnswer {
    * once). `compression`: how hard to compress it, by default as the middleware would for its size.
    */
   constructor(body: Buffer | readonly AnswerPart[], readonly type: string, private readonly compression?: CompressionSettings) {
-    if (Buffer.isBuffer(body)) {
-      this.bytes = body;
-    } else {
-      this.bytes = Buffer.concat(body.map((part) => (part instanceof SharedBytes ? part.bytes : part)));
-      this.parts = body.some((part) => part instanceof SharedBytes) ? body : undefined;
-    }
-    this.etag = `"${createHash('sha1').update(this.bytes).digest('base64url')}"`;
+    this.parts = Buffer.isBuffer(body) ? [body] : body;
+    this.joined = this.parts.length === 1 ? bytesOf(this.parts[0]!) : undefined;
+    this.length = this.parts.reduce((sum, part) => sum + bytesOf(part).length, 0);
+    this.etag = tagOf(this.parts);
   }
 
-  /** The memory it holds: its bytes and the compressed forms made so far. */
+  /** Its bytes as one buffer, joined the first time they are asked for. */
+  get bytes(): Buffer {
+    this.joined ??= Buffer.concat(this.parts.map(bytesOf), this.length);
+    return this.joined;
+  }
+
+  /** The memory it holds: its bytes (twice once joined from parts) and the compressed forms made so far. */
   get size(): number {
-    return this.bytes.length + this.formBytes;
+    return this.length + (this.parts.length > 1 && this.joined ? this.length : 0) + this.formBytes;
   }
 
   /**
@@ -50,7 +55,7 @@ export class EncodedAnswer {
     ctx.set('ETag', this.etag);
     // As the compression middleware does: HEAD, small answers and types that do not compress (Parquet,
     // compressed already) are sent as they are.
-    const coding = ctx.method === 'HEAD' || this.bytes.length < compressionThreshold || !compressibleType(this.type) ? 'identity' : negotiateEncoding(ctx);
+    const coding = ctx.method === 'HEAD' || this.length < compressionThreshold || !compressibleType(this.type) ? 'identity' : negotiateEncoding(ctx);
     if (coding === 'identity') {
       ctx.body = this.bytes;
       return;
@@ -62,9 +67,8 @@ export class EncodedAnswer {
   private form(coding: Exclude<ContentCoding, 'identity'>): Promise<Buffer> {
     let form = this.forms.get(coding);
     if (!form) {
-      const settings = this.compression ?? compressionFor(this.bytes.length);
-      const made = coding === 'br' ? brotliOf(this.bytes, settings.br)
-        : splicedGzip(this.parts ?? [this.bytes], this.bytes, settings.gzip);
+      const settings = this.compression ?? compressionFor(this.length);
+      const made = coding === 'br' ? brotliOf(this.bytes, settings.br) : splicedGzip(this.parts, settings.gzip);
       form = made.then((bytes) => {
         this.formBytes += bytes.length;
         return bytes;
@@ -75,6 +79,28 @@ export class EncodedAnswer {
     }
     return form;
   }
+}
+
+/**
+ * A strong ETag: the SHA-1 of the bytes, as the conditional GET computes for any other answer; for an
+ * answer holding shared parts, the SHA-1 of its parts in order, each given by its length and a shared
+ * one by its kept SHA-1 rather than its bytes. A live station's year of hourly periods is then not hashed
+ * again for each new reading. Answers made of the same parts (every instance cuts a station's aggregate
+ * at the same settled mark) carry the same tag; other bytes, another tag.
+ */
+function tagOf(parts: readonly AnswerPart[]): string {
+  const hash = createHash('sha1');
+  if (!parts.some((part) => part instanceof SharedBytes)) {
+    for (const part of parts) hash.update(bytesOf(part));
+  } else {
+    for (const part of parts) {
+      const head = Buffer.alloc(5);
+      head.writeUInt8(part instanceof SharedBytes ? 1 : 0, 0);
+      head.writeUInt32BE(bytesOf(part).length, 1);
+      hash.update(head).update(part instanceof SharedBytes ? part.digest : part);
+    }
+  }
+  return `"${hash.digest('base64url')}"`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { constants, crc32, deflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
 
@@ -12,8 +13,15 @@ const deflateRawOf = promisify(deflateRaw);
 export class SharedBytes {
   private deflated?: Promise<Buffer>;
   private deflatedBytes = 0;
+  private sha1?: Buffer;
 
   constructor(readonly bytes: Buffer) {}
+
+  /** Its SHA-1, made once: an answer's tag names its shared parts by it (EncodedAnswer). */
+  get digest(): Buffer {
+    this.sha1 ??= createHash('sha1').update(this.bytes).digest();
+    return this.sha1;
+  }
 
   /** The memory it holds: the buffer its bytes are a view of, and its deflate once made. */
   get size(): number {
@@ -37,6 +45,9 @@ export class SharedBytes {
 
 /** What an answer is made of: its own bytes, and bytes it shares with others. */
 export type AnswerPart = Buffer | SharedBytes;
+
+/** The bytes of a part. */
+export const bytesOf = (part: AnswerPart): Buffer => (part instanceof SharedBytes ? part.bytes : part);
 
 // A gzip member's header (RFC 1952): deflate, no name or time, from an unknown system.
 const gzipHeader = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -65,18 +76,26 @@ function deflatePart(bytes: Buffer, settings: ZlibOptions, flush: number): Promi
 }
 
 /**
- * The gzip of `whole`, made of `parts` in order: each shared part's kept deflate, each other part
- * deflated now (a full flush between parts, so each stands alone), the stream ended, and the CRC and
- * length of the whole. Any gzip decoder reads it as one member.
+ * The gzip of `parts` in order: each shared part's kept deflate, each other part deflated now (a full
+ * flush between parts, so each stands alone), the stream ended, and the CRC and length of them all,
+ * read part by part: the parts are never joined into one buffer. Any gzip decoder reads it as one member.
  */
-export async function splicedGzip(parts: readonly AnswerPart[], whole: Buffer, settings: ZlibOptions): Promise<Buffer> {
+export async function splicedGzip(parts: readonly AnswerPart[], settings: ZlibOptions): Promise<Buffer> {
   const owned = parts.filter((part) => part instanceof SharedBytes || part.length > 0);
   const deflated = await Promise.all(owned.map((part, i) => part instanceof SharedBytes ? part.deflate(settings)
     : deflatePart(part, settings, i === owned.length - 1 ? constants.Z_FINISH : constants.Z_FULL_FLUSH)));
   const last = owned[owned.length - 1];
   const ended = last === undefined || last instanceof SharedBytes ? [finalBlock] : [];
+  let crc = 0;
+  let length = 0;
+  for (const bytes of parts.map(bytesOf)) {
+    // An empty buffer may have no memory behind it, and zlib takes a null one as a call for the initial CRC (0).
+    if (bytes.length === 0) continue;
+    crc = crc32(bytes, crc);
+    length += bytes.length;
+  }
   const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc32(whole) >>> 0, 0);
-  trailer.writeUInt32LE(whole.length >>> 0, 4);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(length >>> 0, 4);
   return Buffer.concat([gzipHeader, ...deflated, ...ended, trailer]);
 }

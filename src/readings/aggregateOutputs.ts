@@ -24,7 +24,8 @@ export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
     const both = first.bytes.bytes.length > 0 && later.results.length > 0;
     return {
       // As bytes: a year of hourly periods is 3.7 MB, and never a string in the service. The settled
-      // part is the same in every answer made from it, and its gzip is made once.
+      // part is the same in every answer made from it: its gzip and its hash are made once, and the
+      // three parts are not joined for a client that takes gzip.
       body: [Buffer.from(head), first.bytes, Buffer.concat([both ? comma : empty, later.results, closing])],
       periods,
       settled: first,

@@ -73,6 +73,7 @@ describeEngines('aggregates asked again', (env) => {
     // whether the kept part was extended by the periods of the days since it was kept (for `extended`:
     // weeks and months are extended or not as the dates fall).
     const reader = createAggregateReader(db, 64 * 1024 * 1024);
+    const tags = new Map<AggregatePeriod, { etag: string; bytes: Buffer }>();
     const made = async (what: string, expected: 'kept' | 'whole', extended: readonly AggregatePeriod[] = []) => {
       for (const period of aggregatePeriods) {
         const args = { stationId: id, period };
@@ -89,9 +90,15 @@ describeEngines('aggregates asked again', (env) => {
         });
         assert.equal(how, expected, `${what}: ${period}`);
         if (period === 'hour' || period === 'day') assert.equal(grew, extended.includes(period), `${what}: ${period} extended`);
-        // The same bytes as the answer made whole.
+        // The same bytes as the answer made whole, and the same tag: another instance, which kept nothing,
+        // makes it whole, and a client's If-None-Match must hold there too.
         const whole = await createAggregateReader(db, 0)(args, json);
         assert.equal(answer.bytes.toString(), whole.answer.bytes.toString(), `${what}: ${period} as made whole`);
+        assert.equal(answer.etag, whole.answer.etag, `${what}: ${period} tagged as made whole`);
+        // A new tag for new bytes only.
+        const earlier = tags.get(period);
+        if (earlier) assert.equal(answer.etag === earlier.etag, answer.bytes.equals(earlier.bytes), `${what}: ${period} tag follows the bytes`);
+        tags.set(period, { etag: answer.etag, bytes: answer.bytes });
       }
       // And the service's answers (each kept from the step before) against the GROUP BY over the readings.
       assert.ok((await assertAggregateApiExact(env().origin, db.pool, id)) > 0, what);
