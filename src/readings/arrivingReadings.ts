@@ -191,6 +191,11 @@ class ArrivingNdjson implements ArrivingReadings {
       const newline = bytes.indexOf(0x0a, this.at);
       if (newline < 0 && !complete) return 'more';
       const lineEnd = newline < 0 ? bytes.length : newline;
+      const start = json.space(this.at);
+      if (start < lineEnd && intake.takeJsonLine(json, start, lineEnd)) {
+        this.at = lineEnd + 1;
+        continue;
+      }
       const line = ndjsonLine(json, this.at, lineEnd);
       if (line && 'end' in line) intake.take((encoder) => encoder.addJson(json, line.start, line.end));
       else if (line) {

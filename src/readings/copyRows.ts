@@ -158,6 +158,13 @@ export class CopyRows {
     this.length = this.ends.length === 0 ? 0 : this.ends[this.ends.length - 1]!;
   }
 
+  /** Drops the last whole row: a reading written before it turned out not to stand alone (an NDJSON line with more on it). */
+  dropLastRow(): void {
+    this.ends.pop();
+    this.times.pop();
+    this.dropRow();
+  }
+
   /** Appends row `i` of another batch. */
   appendFrom(other: CopyRows, i: number): void {
     this.writeBytes(other.buffer, other.start(i), other.ends[i]!);

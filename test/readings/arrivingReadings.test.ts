@@ -33,10 +33,15 @@ const jsonBody = fc
     return `${m}${s1}{${s2}${extra}${members.join(`${s1},${s2}`)}${s1}}${after}`;
   });
 
-/** An NDJSON batch: a reading a line, with blank lines, CRLF and lines that are not JSON. */
+/** An NDJSON batch: a reading a line, with blank lines, CRLF, lines that are not JSON and readings with more on their line. */
 const ndjsonBody = fc
   .record({
-    lines: fc.array(fc.oneof({ weight: 8, arbitrary: reading }, fc.constantFrom('', '  ', '{"timestamp": ', 'not json', '[1]')), { maxLength: 12 }),
+    lines: fc.array(fc.oneof(
+      { weight: 8, arbitrary: reading },
+      fc.constantFrom('', '  ', '{"timestamp": ', 'not json', '[1]'),
+      // A reading with more on its line: another one, or anything else.
+      fc.tuple(reading, fc.oneof(reading, fc.constantFrom(' x', ' 1', ', ', ' {'))).map(([first, more]) => `${first}${more}`),
+    ), { maxLength: 12 }),
     newline: fc.constantFrom('\n', '\r\n'),
     last: fc.boolean(),
     marks,
