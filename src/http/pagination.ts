@@ -10,7 +10,9 @@ export type Paginated<T> = { count: number; page: number; total_pages: number; n
  */
 export function paginate<T>(ctx: Context, publicUrl: string, count: number, page: number, pageSize: number, results: T[]): Paginated<T> {
   const totalPages = Math.max(1, Math.ceil(count / pageSize));
-  if (page > totalPages) throw notFound(`page ${page} is past the last page, ${totalPages}`);
+  // Named as sent: a page beyond what a number holds exactly is taken as the largest one, not as the digits given.
+  const asked = typeof ctx.query.page === 'string' ? ctx.query.page.replace(/^0+(?=\d)/, '') : String(page);
+  if (page > totalPages) throw notFound(`page ${asked} is past the last page, ${totalPages}`);
   const urlFor = (target: number) => {
     const params = new URLSearchParams(ctx.querystring);
     params.set('page', String(target));

@@ -174,6 +174,10 @@ describeEngines('content API', (env) => {
     }
     const past = await env().getJson('/api/v1/notes/?page=4');
     assert.deepEqual(past.body, { type: 'urn:envmon:problem:not-found', title: 'Not Found', status: 404, detail: 'page 4 is past the last page, 3' });
+    // Beyond what a number holds exactly, and with leading zeros: named as the digits sent.
+    const far = await env().getJson('/api/v1/notes/?page=000123456789012345678901234');
+    assert.equal(far.status, 404);
+    assert.equal(far.body.detail, 'page 123456789012345678901234 is past the last page, 3');
     assert.equal((await env().getJson('/api/v1/notes/?type=diary')).status, 400);
   });
 
