@@ -41,9 +41,13 @@ export class EncodedAnswer {
     return this.joined;
   }
 
-  /** The memory it holds: its bytes (twice once joined from parts) and the compressed forms made so far. */
+  /**
+   * The memory it holds alone: its own parts (a shared one is counted where it is kept, with its deflate),
+   * their join once made, and the compressed forms made so far.
+   */
   get size(): number {
-    return this.length + (this.parts.length > 1 && this.joined ? this.length : 0) + this.formBytes;
+    const own = this.parts.reduce((sum, part) => sum + (part instanceof SharedBytes ? 0 : part.length), 0);
+    return own + (this.parts.length > 1 && this.joined ? this.length : 0) + this.formBytes;
   }
 
   /**

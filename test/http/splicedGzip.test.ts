@@ -105,4 +105,17 @@ describe('gzip spliced from kept parts', () => {
       { numRuns: runs, seed },
     );
   });
+
+  it('counts in an answer the memory it holds alone: its own parts, their join once made, its compressed forms', async () => {
+    const shared = new SharedBytes(Buffer.from('{"n":1.5},'.repeat(5000)));
+    const answer = new EncodedAnswer([Buffer.from('{"results":['), shared, Buffer.from('{"n":2}]}')], 'application/json');
+    const own = '{"results":['.length + '{"n":2}]}'.length;
+    assert.equal(answer.size, own, 'the shared part is counted where it is kept');
+    assert.equal(answer.bytes.length, answer.length);
+    assert.equal(answer.size, own + answer.length, 'joined for a client taking it as it is');
+    const context = { method: 'GET', request: { headers: { 'accept-encoding': 'gzip' } }, set: () => {}, body: undefined as unknown };
+    await answer.send(context as never);
+    assert.equal(answer.size, own + answer.length + (context.body as Buffer).length, 'and its gzip');
+    assert.ok(gunzipSync(context.body as Buffer).equals(answer.bytes));
+  });
 });
