@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { addStation } from '../helpers/readings.js';
+import { addStation, bulkFixture } from '../helpers/readings.js';
 
 const noRows = z.object({});
 // Downloads nobody reads must stay open: uncompressed, the 300,000-row history is far more than socket and
@@ -16,7 +16,7 @@ describeEngines(
     before(async function () {
       this.timeout(60_000);
       await addStation(env().db, 'iso-big');
-      await env().db.pool.query(sql.type(noRows)`
+      await bulkFixture(env().databaseUrl, `
         insert into readings (station_id, ts, temperature_c, humidity_rh, pm10, quality_flag)
         select 'iso-big', date_trunc('minute', now()) - i * interval '1 minute', i % 30, i % 90, i % 50, 'ok'
         from generate_series(1, 300000) as i`);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { issueKey } from '../../src/stations/keys.js';
 import { describeEngines } from '../helpers/app.js';
 import { spawnServe } from '../helpers/cli.js';
-import { addStation } from '../helpers/readings.js';
+import { addStation, bulkFixture } from '../helpers/readings.js';
 import { openStream } from '../helpers/sse.js';
 
 describeEngines('SIGTERM with ingests, downloads and a live stream in flight', (env) => {
@@ -12,7 +12,7 @@ describeEngines('SIGTERM with ingests, downloads and a live stream in flight', (
     this.timeout(90_000);
     const { db } = env();
     await addStation(db, 'term-big');
-    await db.pool.query(sql.type(z.object({}))`
+    await bulkFixture(env().databaseUrl, `
       insert into readings (station_id, ts, temperature_c, quality_flag)
       select 'term-big', '2019-01-01'::timestamptz + i * interval '1 minute', 1, 'ok' from generate_series(1, 200000) as i`);
     const keys: string[] = [];

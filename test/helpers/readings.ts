@@ -4,6 +4,7 @@ import type { Db } from '../../src/db/pool.js';
 import { assessQuality } from '../../src/readings/quality.js';
 import type { NewReading } from '../../src/readings/store.js';
 import { upsertStation } from '../../src/stations/queries.js';
+import { admin } from './database.js';
 
 /** A seeded generator so that a failing case can be replayed. */
 export function seeded(seed: number): () => number {
@@ -59,4 +60,17 @@ export async function addStation(db: Db, stationId: string): Promise<void> {
 
 export async function countReadings(db: Db, stationId: string): Promise<number> {
   return db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from readings where station_id = ${stationId}`);
+}
+
+/**
+ * Runs a fixture's bulk statements (hundreds of thousands of generated readings) in order on a connection of
+ * their own. A fixture is not a request: neither the service's statement timeout nor its pool's deadline for
+ * a call (20 s in the tests) may cut it on a slow machine, where a million and a half readings through the
+ * portable rollup trigger took longer than that.
+ */
+export async function bulkFixture(databaseUrl: string, ...statements: string[]): Promise<void> {
+  await admin(databaseUrl, async (client) => {
+    await client.query('set statement_timeout = 0');
+    for (const statement of statements) await client.query(statement);
+  });
 }

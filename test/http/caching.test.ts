@@ -9,7 +9,7 @@ import { importContent, parseContentFile } from '../../src/content/importContent
 import { storeReadings } from '../../src/readings/store.js';
 import { describeEngines, type TestEnv } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { makeReadings } from '../helpers/readings.js';
+import { bulkFixture, makeReadings } from '../helpers/readings.js';
 
 type Raw = { status: number; headers: http.IncomingHttpHeaders; body: Buffer; firstChunkAt: number; endAt: number };
 
@@ -188,11 +188,10 @@ describeEngines('HTTP caching and compression', (env) => {
 
   it('streams a compressed download: the first bytes come long before the end, and an abandoned one frees its COPY', async function () {
     this.timeout(60_000);
-    await env().db.pool.query(sql.type(z.object({}))`
+    await bulkFixture(env().databaseUrl, `
       insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, quality_flag)
       select 'cache-01', '2020-01-01'::timestamptz + i * interval '1 minute', random() * 40, random() * 100, 900 + random() * 100, 'ok'
-      from generate_series(1, 400000) as i`);
-    await env().db.pool.query(sql.type(z.object({}))`analyze readings`);
+      from generate_series(1, 400000) as i`, 'analyze readings');
     for (const encoding of ['br', 'gzip']) {
       const response = await raw(env(), '/api/v1/data/download/?station=cache-01', { 'Accept-Encoding': encoding });
       assert.equal(response.headers['content-encoding'], encoding);
@@ -227,15 +226,11 @@ describeEngines('a compressed download whose client stops reading', (env) => {
     await stationWithKey(env(), 'stall-01');
     // Values that compress poorly, so that the compressed answer still fills the socket's buffers. The
     // fixture is not a request: the service's statement timeout does not bound it on a slow machine.
-    await env().db.pool.transaction(async (tx) => {
-      await tx.query(sql.type(z.object({}))`set local statement_timeout = 0`);
-      await tx.query(sql.type(z.object({}))`
-        insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm, quality_flag)
-        select 'stall-01', '2020-01-01'::timestamptz + i * interval '1 minute', random() * 40, random() * 100, 900 + random() * 100,
-          random() * 50, random() * 80, 400 + random() * 100, 'ok'
-        from generate_series(1, 1500000) as i`);
-      await tx.query(sql.type(z.object({}))`analyze readings`);
-    });
+    await bulkFixture(env().databaseUrl, `
+      insert into readings (station_id, ts, temperature_c, humidity_rh, pressure_hpa, pm2_5, pm10, co2_ppm, quality_flag)
+      select 'stall-01', '2020-01-01'::timestamptz + i * interval '1 minute', random() * 40, random() * 100, 900 + random() * 100,
+        random() * 50, random() * 80, 400 + random() * 100, 'ok'
+      from generate_series(1, 1500000) as i`, 'analyze readings');
     const started = Date.now();
     const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
       http.get(`${env().origin}/api/v1/data/download/?station=stall-01`, { headers: { 'Accept-Encoding': 'gzip' } }, resolve).once('error', reject);
