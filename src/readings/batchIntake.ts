@@ -39,10 +39,6 @@ export class BatchIntake {
   }
 
   /**
-   * Takes the reading whose JSON starts at `start`, in place where it can; gives where it ends, or -1
-   * (taking nothing) when `json`'s bytes do not hold one whole JSON value there, or not yet.
-   */
-  /**
    * Takes the reading whose JSON starts at `start` in place when it is one reading alone on the line that
    * ends at `lineEnd` (nothing but spaces after it); false, taking nothing, otherwise: the line is then
    * for the general path (ndjsonLine). One pass over the line's bytes where a scan for the value's end
@@ -59,6 +55,10 @@ export class BatchIntake {
     return true;
   }
 
+  /**
+   * Takes the reading whose JSON starts at `start`, in place where it can; gives where it ends, or -1
+   * (taking nothing) when `json`'s bytes do not hold one whole JSON value there, or not yet.
+   */
   takeJsonAt(json: JsonBytes, start: number): number {
     const end = this.encoder.writeInPlace(json, start);
     if (end >= 0) {
