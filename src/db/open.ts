@@ -20,7 +20,8 @@ export type OpenDatabase = { db: Db; close: () => Promise<void> };
 export async function openDatabase(config: Config, log: Logger): Promise<OpenDatabase> {
   const embedded = config.databaseUrl
     ? undefined
-    : await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'), config.embeddedPort);
+    : await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'), config.embeddedPort,
+      () => log.warn('the embedded PostgreSQL stopped unexpectedly and was started again'));
   if (embedded?.sharedWith) log.info({ pid: embedded.sharedWith }, 'using the embedded PostgreSQL that a running envmon serves');
   const url = config.databaseUrl ?? embedded!.url;
   try {

@@ -90,4 +90,40 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     assert.equal(alive(server), false, 'the orphan was stopped');
     assert.equal(alive(postmasterPid(dataDir)), false, 'and the command stopped the server it started');
   });
+
+  it('starts its PostgreSQL again when it is killed under the service, goes on serving and still stops cleanly', async () => {
+    serve = await spawnServe(settings);
+    const killed = postmasterPid(dataDir);
+    assert.ok(alive(killed));
+    process.kill(killed!, 'SIGKILL');
+    // Requests fail while it is down (a 503 each, never the process); then it is back on the same data.
+    const deadline = Date.now() + 60_000;
+    let status = 0;
+    let restarted = postmasterPid(dataDir);
+    while (Date.now() < deadline) {
+      status = (await fetch(`${serve.url}/api/v1/data/latest/?station=alpine-01`)).status;
+      assert.ok(status === 200 || status === 503, `while the database is down: ${status} ${serve.stderr()}`);
+      restarted = postmasterPid(dataDir);
+      if (status === 200 && restarted !== killed && alive(restarted)) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(status, 200, `the service answers from its database again: ${serve.stderr()}`);
+    assert.ok(restarted !== killed && alive(restarted), 'a new server on the same directory');
+
+    const issued = await runCli(['keys', 'issue', 'alpine-01'], settings);
+    assert.equal(issued.code, 0, issued.stderr);
+    const timestamp = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 45_000).toISOString();
+    const posted = await fetch(`${serve.url}/api/v1/ingest/environmental/`, {
+      method: 'POST',
+      headers: { Authorization: `Token ${lines(issued.stdout).at(-1)!}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ station_id: 'alpine-01', readings: [{ timestamp, temperature_c: -3.5 }] }),
+    });
+    assert.equal(posted.status, 201, await posted.text());
+    const latest = await (await fetch(`${serve.url}/api/v1/data/latest/?station=alpine-01`)).json() as { timestamp: string; temperature_c: number };
+    assert.deepEqual([latest.timestamp, latest.temperature_c], [timestamp, -3.5]);
+
+    assert.equal(await serve.stop(), 0, serve.stderr());
+    serve = undefined;
+    assert.equal(alive(restarted), false, 'the restarted server stopped with the service');
+  });
 });
