@@ -4,7 +4,7 @@ import { addContentRoutes } from './content/routes.js';
 import { widgetProblemRenderer } from './embed/errorPage.js';
 import { addEmbedRoutes } from './embed/routes.js';
 import { addMetaRoutes } from './meta/routes.js';
-import { addIngestRoutes } from './readings/ingestRoutes.js';
+import { addIngestRoutes } from './readings/ingest/routes.js';
 import { createLiveReadings, type LiveReadings } from './readings/liveReadings.js';
 import { addLiveRoutes } from './readings/liveRoutes.js';
 import { addReadingRoutes } from './readings/routes.js';

@@ -1,5 +1,5 @@
 import { assessQuality } from './quality.js';
-import type { NewReading } from './store.js';
+import type { NewReading } from './ingest/store.js';
 
 export type DemoClimate = {
   temperature: number;

@@ -5,7 +5,7 @@ import { addRoute, type Api } from '../http/route.js';
 import { claimClientSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import type { LiveBatch, LiveReadings } from './liveReadings.js';
-import { numericFields } from './readingRules.js';
+import { numericFields } from './ingest/rules.js';
 import type { Reading } from './shape.js';
 import { requireStations } from './stationScope.js';
 

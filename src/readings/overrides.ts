@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
@@ -12,10 +11,8 @@ import type { QualityFlag } from './quality.js';
  */
 const stationLockSpace = 7_301_946;
 
-export function stationLockSql(client: pg.ClientBase, stationId: string, mode: 'shared' | 'exclusive'): string {
-  const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  return `select ${lock}(${stationLockSpace}, hashtext(${client.escapeLiteral(stationId)}))`;
-}
+/** Takes the station's lock shared, for the transaction: batches of a station still run side by side. */
+export const stationLockSharedSql = `select pg_advisory_xact_lock_shared(${stationLockSpace}, hashtext($1))`;
 
 /** Takes the station's lock alone, for the transaction: no batch of the station writes meanwhile. */
 export async function lockStationExclusively(tx: CommonQueryMethods, stationId: string): Promise<void> {
@@ -26,12 +23,10 @@ export async function lockStationExclusively(tx: CommonQueryMethods, stationId: 
 export type Override = { from_ts: Date; to_ts: Date; flag: QualityFlag };
 
 /**
- * The station's overrides, oldest first, as SQL for the writing transaction. All of them: the batch is
- * still being encoded when they are read, and a station has a handful (an operator's corrections).
+ * The station's overrides, oldest first, for the writing transaction (parameter: the station). All of
+ * them: a station has a handful (an operator's corrections).
  */
-export function overridesSql(client: pg.ClientBase, stationId: string): string {
-  return `select from_ts, to_ts, flag from quality_overrides where station_id = ${client.escapeLiteral(stationId)} order by id`;
-}
+export const overridesSql = 'select from_ts, to_ts, flag from quality_overrides where station_id = $1 order by id';
 
 /** The flag of the newest override covering `at` (epoch ms), which a reading then must carry; null when none covers it. */
 export function overrideAt(overrides: readonly Override[], at: number): QualityFlag | null {

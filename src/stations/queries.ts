@@ -54,7 +54,10 @@ export type StationFreshnessRow = z.infer<typeof stationFreshnessRow>;
 export async function listStationFreshness(db: CommonQueryMethods): Promise<readonly StationFreshnessRow[]> {
   return db.any(sql.type(stationFreshnessRow)`
     select s.station_id, s.status, last.ts as last_seen,
-           round((extract(epoch from greatest(now() - last.ts, interval '0')) / 60)::numeric, 1) as age_minutes
+           -- greatest() skips a null: a station that never posted must keep a null age, never 0.
+           case when last.ts is not null
+             then round((extract(epoch from greatest(now() - last.ts, interval '0')) / 60)::numeric, 1)
+           end as age_minutes
     from stations s
     left join station_latest last on last.station_id = s.station_id
     order by s.station_id

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { findStationByKey } from '../../src/stations/keys.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { lines, runCli, spawnServe } from '../helpers/cli.js';
 import { countReadings, makeReadings } from '../helpers/readings.js';

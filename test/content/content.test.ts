@@ -13,7 +13,7 @@ import { readCurrent } from '../../src/db/rollupsCurrent.js';
 import { parseChangelog } from '../../src/meta/changelog.js';
 import { recordOverride } from '../../src/readings/overrides.js';
 import { deleteReadings } from '../../src/readings/removal.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { lines, runCli, runCommand } from '../helpers/cli.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { chromium, type Browser } from 'playwright-core';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { upsertStation } from '../../src/stations/queries.js';
 import { describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';

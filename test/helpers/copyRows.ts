@@ -1,4 +1,4 @@
-import type { CopyRows } from '../../src/readings/copyRows.js';
+import type { CopyRows } from '../../src/readings/ingest/copyRows.js';
 
 /** A readings row as the database takes it: station, time, the ten measurements, flag, firmware, module_data text. */
 export type RowValues = (string | number | null)[];

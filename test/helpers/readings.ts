@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../src/db/pool.js';
 import { assessQuality } from '../../src/readings/quality.js';
-import type { NewReading } from '../../src/readings/store.js';
+import type { NewReading } from '../../src/readings/ingest/store.js';
 import { upsertStation } from '../../src/stations/queries.js';
 import { admin } from './database.js';
 

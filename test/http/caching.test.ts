@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { importContent, parseContentFile } from '../../src/content/importContent.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines, type TestEnv } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { bulkFixture, makeReadings } from '../helpers/readings.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { check as checkGeoJson } from '@placemarkio/check-geojson';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { addStation, makeReadings } from '../helpers/readings.js';
 
@@ -24,6 +24,16 @@ describeEngines('discovery, health and stations', (env) => {
     const openapi = (await env().getJson('/api/v1/openapi.json')).body;
     const documented = Object.entries(openapi.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
     assert.deepEqual(Object.keys(body.endpoints).sort(), documented.sort());
+  });
+
+  it('health gives a station that never posted no age, never calls it fresh, and is not ok when nothing posted', async () => {
+    const { db } = env();
+    await addStation(db, 'h-never');
+    const { status, body } = await env().getJson('/api/v1/health/');
+    assert.equal(status, 200);
+    assert.equal(body.ok, false);
+    const never = body.stations.find((s: { station_id: string }) => s.station_id === 'h-never');
+    assert.deepEqual(never, { station_id: 'h-never', status: 'active', last_seen: null, age_minutes: null, fresh: false });
   });
 
   it('health is ok:false with no fresh station, and lists each station with its age', async () => {

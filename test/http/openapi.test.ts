@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import fc from 'fast-check';
 import { importContent, parseContentFile } from '../../src/content/importContent.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { issueKey } from '../../src/stations/keys.js';
 import { firstEvent } from '../helpers/sse.js';
 import { describeEngines } from '../helpers/app.js';

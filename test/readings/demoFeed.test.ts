@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { demoFeedKeyLabel, startDemoFeed } from '../../src/readings/demoFeed.js';
 import { generateDemoReadings } from '../../src/readings/demoReadings.js';
 import { demoStations } from '../../src/readings/demoStations.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { issueKey } from '../../src/stations/keys.js';
 import { upsertStation } from '../../src/stations/queries.js';
 import { describeEngines } from '../helpers/app.js';

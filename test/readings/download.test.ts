@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { addStation, bulkFixture, makeReadings } from '../helpers/readings.js';
 

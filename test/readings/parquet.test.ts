@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines, type TestEnv } from '../helpers/app.js';
 import { readParquet, type ParquetRead } from '../helpers/parquet.js';
 import { addStation, makeReadings } from '../helpers/readings.js';

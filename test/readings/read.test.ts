@@ -5,7 +5,7 @@ import { readCurrent } from '../../src/db/rollupsCurrent.js';
 import { historicalQuery } from '../../src/readings/historical.js';
 import { compareInterval, compareQuery, compareStations } from '../../src/readings/queries.js';
 import { recordOverride } from '../../src/readings/overrides.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines, type TestEnv } from '../helpers/app.js';
 import { assertClose, periods, type Period } from '../helpers/exactness.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { BatchEncoder } from '../../src/readings/batchEncoder.js';
-import { parseTimestamp, RowError } from '../../src/readings/readingRules.js';
+import { BatchEncoder } from '../../src/readings/ingest/encoder.js';
+import { parseTimestamp, RowError } from '../../src/readings/ingest/rules.js';
 import { rowValues } from '../helpers/copyRows.js';
 
 describe('timestamps posted by stations', () => {

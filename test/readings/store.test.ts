@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { recordOverride } from '../../src/readings/overrides.js';
-import { storeReadings } from '../../src/readings/store.js';
+import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
 import { addStation, countReadings, makeReadings } from '../helpers/readings.js';

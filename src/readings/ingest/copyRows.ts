@@ -1,17 +1,18 @@
-import { postgresEpochMs, tupleFields } from '../db/copyBinary.js';
-import { giveBuffer, takeBuffer } from '../http/bufferPool.js';
+import { postgresEpochMs, tupleFields } from '../../db/copyBinary.js';
+
 
 /**
  * A batch's rows in COPY's binary format, in one growing buffer, one tuple per reading, with each row's
- * end and its timestamp in epoch milliseconds beside it. Readings are written into it straight from the
- * request's bytes or from parsed values; no string or object per reading is kept.
+ * end and its timestamp in epoch milliseconds beside it. Readings are written into it from their parsed
+ * values; no string or object per reading is kept.
  *
  * Binary, not text: the database then takes each timestamp as eight bytes and each measurement as a
  * double, instead of parsing their text (about 40% of a COPY's time in PostgreSQL here). The doubles
  * are the ones JSON.parse gives, so a value is stored as it would be from its text.
  */
 export class CopyRows {
-  private buffer = takeBuffer(64 * 1024);
+  // Owned by this batch alone, and left to the collector with it: no buffer is shared between batches.
+  private buffer = Buffer.allocUnsafe(64 * 1024);
   // The same bytes, for numbers: a DataView writes a big-endian double or integer in place, inlined.
   private view = viewOf(this.buffer);
   /** Bytes written: rows whole, and the row being written. */
@@ -26,26 +27,12 @@ export class CopyRows {
   /** Room for `bytes` more, growing the buffer when needed. */
   reserve(bytes: number): Buffer {
     if (this.length + bytes > this.buffer.length) {
-      const grown = takeBuffer(Math.max(this.buffer.length * 2, this.length + bytes));
+      const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
       this.buffer.copy(grown, 0, 0, this.length);
-      // Not given back: rows sent already may still wait in a socket as views of it.
       this.buffer = grown;
       this.view = viewOf(grown);
     }
     return this.buffer;
-  }
-
-  /**
-   * Gives the buffer back for another batch to write into, once nothing reads these rows any more (the
-   * COPY that sent them has ended); the rows are empty after it.
-   */
-  release(): void {
-    giveBuffer(this.buffer);
-    this.buffer = Buffer.alloc(0);
-    this.view = viewOf(this.buffer);
-    this.length = 0;
-    this.ends.length = 0;
-    this.times.length = 0;
   }
 
   /** Starts a row of `fields` fields. */
@@ -151,18 +138,6 @@ export class CopyRows {
   endRow(ms: number): void {
     this.ends.push(this.length);
     this.times.push(ms);
-  }
-
-  /** Drops the row being written, back to the end of the last whole row. */
-  dropRow(): void {
-    this.length = this.ends.length === 0 ? 0 : this.ends[this.ends.length - 1]!;
-  }
-
-  /** Drops the last whole row: a reading written before it turned out not to stand alone (an NDJSON line with more on it). */
-  dropLastRow(): void {
-    this.ends.pop();
-    this.times.pop();
-    this.dropRow();
   }
 
   /** Appends row `i` of another batch. */

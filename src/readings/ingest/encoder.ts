@@ -1,11 +1,7 @@
+import { plausibilityBounds, type QualityFlag } from '../quality.js';
+import { flagWords, readingFieldCount } from './columns.js';
 import { CopyRows } from './copyRows.js';
-import { writeCsvReading, type CsvColumns } from './csvReadingRow.js';
-import { flagWords, readingFieldCount } from './readingColumns.js';
-import type { JsonBytes } from './jsonBytes.js';
-import { writeJsonReading } from './jsonReadingRow.js';
-import { parseJson } from './parseJson.js';
-import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './readingRules.js';
-import { plausibilityBounds, type QualityFlag } from './quality.js';
+import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './rules.js';
 import type { NewReading } from './store.js';
 
 /** One reading's row: the station's text as bytes, its time, its measurements in numericFields' order. */
@@ -51,8 +47,7 @@ function numeric(name: string, value: unknown): number | null {
  * with its timestamp beside it. `add` takes one reading as parsed from the body (a JSON object, or a CSV
  * row made into one): canonical fields and aliases into columns, soil channels and unknown keys into
  * module_data, the quality flag assigned; it throws RowError, adding nothing, when the reading cannot be
- * stored. `addJson` takes one still as the request's bytes, and writes the usual ones without parsing;
- * `writeCsvInPlace` does the same for a CSV row.
+ * stored. The encoder and its rows belong to one batch.
  */
 export class BatchEncoder {
   readonly rows = new CopyRows();
@@ -64,27 +59,6 @@ export class BatchEncoder {
   constructor(stationId: string, latestMs = Infinity) {
     this.station = Buffer.from(stationId);
     this.latestMs = latestMs;
-  }
-
-  /** The reading whose JSON is `json`'s bytes [start, end), which `json` has found to be one JSON value. */
-  addJson(json: JsonBytes, start: number, end: number): void {
-    if (this.writeInPlace(json, start) < 0) this.add(parseJson(json.bytes.toString('utf8', start, end)));
-  }
-
-  /**
-   * The reading starting at `start` written from its bytes when it has the usual form (writeJsonReading):
-   * where it ends, or -1 with nothing written, and the reading is for `add` to judge.
-   */
-  writeInPlace(json: JsonBytes, start: number): number {
-    return writeJsonReading(json, start, this.rows, this.station, this.latestMs);
-  }
-
-  /**
-   * The CSV row `bytes`[start, end) of a body with these columns written from its bytes when it has the
-   * usual form (writeCsvReading): false with nothing written, and the row is for `add` to judge.
-   */
-  writeCsvInPlace(columns: CsvColumns, bytes: Buffer, start: number, end: number): boolean {
-    return writeCsvReading(columns, bytes, start, end, this.rows, this.station, this.latestMs);
   }
 
   add(raw: unknown): void {

@@ -1,5 +1,5 @@
-import { z } from '../http/zod.js';
-import { stationIdSchema } from '../http/params.js';
+import { z } from '../../http/zod.js';
+import { stationIdSchema } from '../../http/params.js';
 
 const nullableNumber = z.number().nullable().optional();
 

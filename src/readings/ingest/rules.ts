@@ -31,7 +31,7 @@ export const readingLimits = { maxAbs: 1e9, moduleDataDepth: 16, moduleDataBytes
 const unstorableText = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function checkText(what: string, value: string): void {
-  if (unstorableText.test(value)) throw new RowError(`${what} contains a NUL character or an unpaired surrogate`);
+  if (unstorableText.test(value)) throw new RowError(`${what} contains a NUL character, an unpaired surrogate or bytes that are not UTF-8`);
 }
 
 /** Walks a module_data value: depth, text and numbers; throws RowError naming the first problem. */

@@ -1,11 +1,5 @@
 import { CopyRows } from './copyRows.js';
 
-/** A batch on its way in: `encodeMore` encodes its next readings into `rows` and says whether any remain. */
-export type PendingBatch = { stationId: string; rows: CopyRows; encodeMore: () => boolean };
-
-/** Lines encoded whole already (the demo data, the tests' fixtures). */
-export const wholeBatch = (stationId: string, rows: CopyRows): PendingBatch => ({ stationId, rows, encodeMore: () => false });
-
 /** A batch ready for COPY: its rows in timestamp order, each timestamp once. */
 export type BatchSource = {
   stationId: string;
