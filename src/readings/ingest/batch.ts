@@ -36,8 +36,8 @@ export function ingestFormat(ctx: Context): IngestFormat {
  */
 export function parseBatch(bytes: Buffer, format: IngestFormat): PostedBatch {
   try {
-    const text = bodyText(bytes.subarray(pastByteOrderMarks(bytes)));
-    const posted = format === 'json' ? jsonBatch(text) : format === 'ndjson' ? ndjsonBatch(text) : { stationId: null, readings: csvReadings(text) };
+    const body = bytes.subarray(pastByteOrderMarks(bytes));
+    const posted = format === 'json' ? jsonBatch(bodyText(body)) : format === 'ndjson' ? ndjsonBatch(bodyText(body)) : { stationId: null, readings: csvReadings(body) };
     if (posted.readings.length === 0) throw badRequest('the body holds no readings', [{ param: 'body', message: 'must hold at least one reading' }]);
     return posted;
   } catch (error) {

@@ -2,32 +2,40 @@ import { CsvError, parse } from 'csv-parse/sync';
 import { badRequest } from '../../http/problem.js';
 import { parseJson } from './parseJson.js';
 import { RowError } from './rules.js';
+import { bodyText } from './text.js';
+
+const lineBreaks = ['\r\n', '\n', '\r'].map((lineBreak) => Buffer.from(lineBreak));
 
 /**
  * An RFC 4180 CSV body's readings: a header row naming each column as a JSON reading names its key
  * (module_data as JSON text), then a reading per row; an empty field is null, blank lines are skipped,
  * and line breaks may be CRLF, LF or CR, mixed. A row whose field count is not the header's is that
- * reading's error. A quote that is never closed leaves no way to tell where rows end: the body is
- * refused whole, naming the line, and nothing of it is stored.
+ * reading's error. Quoting is RFC 4180's: a quote that is never closed, or one inside an unquoted
+ * field, leaves no sure way to tell where rows end, so the body is refused whole, naming the line, and
+ * nothing of it is stored (a lenient reader would store the rows after it as text inside one field).
  */
-export function csvReadings(text: string): unknown[] {
+export function csvReadings(bytes: Buffer): unknown[] {
   let lastLine = 0;
   let rows: string[][];
   try {
-    rows = parse(text, {
-      record_delimiter: ['\r\n', '\n', '\r'],
+    // Parsed as bytes, each field then made text alone: bytes that are not UTF-8 stay marked (bodyText)
+    // instead of being replaced while the parser decodes.
+    const fields = parse(bytes, {
+      encoding: null,
+      record_delimiter: lineBreaks,
       skip_empty_lines: true,
       relax_column_count: true,
-      relax_quotes: true,
       on_record: (record: string[], context: { lines: number }) => {
         lastLine = context.lines;
         return record;
       },
-    }) as string[][];
+      // With no encoding, csv-parse gives each field as its bytes; its types know only strings.
+    }) as unknown as Buffer[][];
+    rows = fields.map((record) => record.map(bodyText));
   } catch (error) {
     if (!(error instanceof CsvError)) throw error;
     const where = error.code === 'CSV_QUOTE_NOT_CLOSED' ? `a quoted field opened after line ${lastLine} is never closed` : error.message;
-    throw badRequest(`the CSV body cannot be read: ${where}`, [{ param: 'body', message: 'must be CSV (RFC 4180) with every quoted field closed' }]);
+    throw badRequest(`the CSV body cannot be read: ${where}`, [{ param: 'body', message: 'must be CSV as RFC 4180 quotes it: a field holding a quote, comma or line break quoted whole, quotes inside doubled' }]);
   }
   if (rows.length === 0) return [];
   const header = checkedHeader(rows[0]!);
