@@ -101,6 +101,72 @@ describeEngines('ingest in NDJSON and CSV', (env) => {
     assert.equal(await countReadings(env().db, 'fmt-csv-errors'), 3);
   });
 
+  it('refuses a CSV quote never closed or opened inside a field with a 400 naming the line, storing nothing', async () => {
+    const key = await stationWithKey(env(), 'fmt-csv-quotes');
+    const post = (body: string) => postBatch(env(), key, body, { 'Content-Type': 'text/csv' });
+    // Read leniently, the second reading would be stored as text inside the first one's firmware_version.
+    const unclosed = await post('timestamp,firmware_version\n2021-03-26T00:00:00Z,"abc\n2021-03-26T00:00:01Z,x\n');
+    assert.equal(unclosed.status, 400);
+    assert.equal(unclosed.headers.get('content-type'), 'application/problem+json');
+    assert.match(unclosed.body.detail, /never closed/);
+    assert.match(unclosed.body.detail, /line 1\b/);
+    const inside = await post('timestamp,firmware_version\n2021-03-26T00:00:00Z,ab"c\n');
+    assert.equal(inside.status, 400);
+    assert.match(inside.body.detail, /quote/i);
+    assert.equal(await countReadings(env().db, 'fmt-csv-quotes'), 0);
+    // Quoted as RFC 4180 quotes: a line break and a doubled quote inside a field are text.
+    const quoted = await post('timestamp,firmware_version\n2021-03-26T00:00:00Z,"a\nb ""c"""\n');
+    assert.deepEqual(quoted.body, { accepted: 1, duplicates: 0, errors: 0, error_details: [] });
+    const [row] = await stored('fmt-csv-quotes');
+    assert.equal(row!.firmware_version, 'a\nb "c"');
+  });
+
+  it('reads CSV rows whose line breaks are CRLF, LF and CR mixed in one body, each row once', async () => {
+    const key = await stationWithKey(env(), 'fmt-csv-breaks');
+    const result = await postBatch(env(), key, `timestamp,temperature_c\r\n${minute(0)},1\n${minute(1)},2\r\n${minute(2)},3\r${minute(3)},4`, { 'Content-Type': 'text/csv' });
+    assert.deepEqual(result.body, { accepted: 4, duplicates: 0, errors: 0, error_details: [] });
+    assert.deepEqual((await stored('fmt-csv-breaks')).map((r) => r.temperature_c), [1, 2, 3, 4]);
+  });
+
+  it('refuses CSV columns named __proto__ or constructor whole, as in JSON', async () => {
+    const key = await stationWithKey(env(), 'fmt-csv-proto');
+    for (const column of ['__proto__', 'constructor']) {
+      const result = await postBatch(env(), key, `timestamp,${column}\n${minute(0)},1\n`, { 'Content-Type': 'text/csv' });
+      assert.equal(result.status, 400, column);
+      assert.match(result.body.detail, new RegExp(column));
+    }
+    assert.equal(await countReadings(env().db, 'fmt-csv-proto'), 0);
+  });
+
+  it('makes text that is not UTF-8 its reading\'s error in every format, storing the others unaltered', async () => {
+    const key = await stationWithKey(env(), 'fmt-utf8');
+    // A stray byte, an overlong '/', an encoded surrogate, a sequence cut short.
+    const bad = [Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82])];
+    const good = 'caf\u00e9 \ufffd';
+    const bodies: Record<string, (ts: string[], bytes: Buffer) => Buffer> = {
+      'application/json': (ts, bytes) => Buffer.concat([Buffer.from(`{"station_id":"fmt-utf8","readings":[{"timestamp":"${ts[0]}","firmware_version":"${good}"},{"timestamp":"${ts[1]}","firmware_version":"a`), bytes, Buffer.from('b"}]}')]),
+      'application/x-ndjson': (ts, bytes) => Buffer.concat([Buffer.from(`{"timestamp":"${ts[0]}","firmware_version":"${good}"}\n{"timestamp":"${ts[1]}","firmware_version":"a`), bytes, Buffer.from('b"}\n')]),
+      'text/csv': (ts, bytes) => Buffer.concat([Buffer.from(`timestamp,firmware_version\n${ts[0]},${good}\n${ts[1]},a`), bytes, Buffer.from('b\n')]),
+    };
+    let i = 0;
+    for (const [type, body] of Object.entries(bodies)) {
+      for (const bytes of bad) {
+        const ts = [minute(i++), minute(i++)];
+        const response = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers: { 'Content-Type': type, Authorization: `Token ${key}` }, body: body(ts, bytes) });
+        const result = (await response.json()) as { accepted: number; errors: number; error_details: { reason: string }[] };
+        const what = `${type} ${bytes.toString('hex')}`;
+        assert.equal(response.status, 201, what);
+        assert.equal(result.accepted, 1, what);
+        assert.equal(result.errors, 1, what);
+        assert.match(result.error_details[0]!.reason, /not UTF-8/, what);
+      }
+    }
+    // The good reading's text, a replacement character sent as such included, is stored as it was sent.
+    const rows = await stored('fmt-utf8');
+    assert.equal(rows.length, i / 2);
+    for (const row of rows) assert.equal(row.firmware_version, good);
+  });
+
   it('stores each number as JSON.parse reads its text, in pretty-printed JSON and in NDJSON', async () => {
     const texts = ['21.50', '1e2', '-1.5e+3', '0.1000000000000000055511151231257827', '-0', '999999999.9999999999', '0.000001', '-49.99999999999999999', '1100.0'];
     const readingText = (text: string, i: number) => `{ "timestamp" : "${minute(i)}",\n  "temperature_c" : ${text}, "humidity_rh": ${text}, "soil_temp": ${text.startsWith('-0') ? 1 : text} }`;
