@@ -44,8 +44,8 @@ export async function eachEngine(name: string, measure: (engine: Engine, databas
 export type Serve = { url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<void> };
 
 /** Starts `envmon serve` on a free port against the database, as production runs it. */
-export async function startServe(databaseUrl: string, settings: Record<string, string> = {}): Promise<Serve> {
-  const serve = await spawnServe({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: databaseUrl, ...settings });
+export async function startServe(databaseUrl: string, settings: Record<string, string> = {}, bin?: string): Promise<Serve> {
+  const serve = await spawnServe({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: databaseUrl, ...settings }, [], bin);
   return { url: serve.url, child: serve.child, stderr: serve.stderr, stop: async () => void (await serve.stop()) };
 }
 

@@ -20,6 +20,9 @@
 // BENCH_PATHS_ROWS (525600) sets the rows of the history; BENCH_PATHS_FORMATS (json,ndjson,csv) the
 // body formats of the ingest runs; BENCH_PATHS_ROUNDS (3) the rounds; BENCH_PATHS_ONLY
 // (ingest,aggregate,download,latest) the sections (the history is always posted, as JSON by one client).
+// BENCH_COMPARE_BIN names another checkout's bin/envmon.js: its service is started beside this one on the
+// same database, and every ingest segment is posted to both, so that the two releases' ingest ratios come
+// from the same run and the same limits.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -39,6 +42,7 @@ const segmentRows = 80_000;
 const ingestSegments = Number(process.env.BENCH_PATHS_SEGMENTS ?? 7);
 const sections = new Set((process.env.BENCH_PATHS_ONLY ?? 'ingest,aggregate,download,latest').split(','));
 const batchSize = 10_000;
+const compareBin = process.env.BENCH_COMPARE_BIN;
 const start = Date.parse('2025-01-01T00:00:00Z');
 
 type BodyFormat = 'json' | 'ndjson' | 'csv';
@@ -127,13 +131,14 @@ await eachEngine('paths', async (engine, databaseUrl) => {
   };
   const pool = await createSlonikPool(databaseUrl, { poolSize: 2, statementTimeoutMs: 600_000 });
   const stations: { id: string; key: string }[] = [];
-  for (let s = 0; s < 1 + 5 * (sections.has('ingest') ? formats.length : 0); s++) {
+  for (let s = 0; s < 1 + (compareBin ? 10 : 5) * (sections.has('ingest') ? formats.length : 0); s++) {
     const id = `paths-${s}`;
     await upsertStation(pool, { station_id: id, name: id, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
     stations.push({ id, key: (await issueKey(pool, id)).key });
   }
   await pool.end();
   const serve = await startServe(databaseUrl);
+  const compared = compareBin && sections.has('ingest') ? await startServe(databaseUrl, {}, compareBin) : null;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -149,8 +154,9 @@ await eachEngine('paths', async (engine, databaseUrl) => {
     const take = (n: number) => stations.slice(next, (next += n));
     for (const format of sections.has('ingest') ? formats : []) {
       const [copyStation, one, four] = [`paths-copy-${format}`, take(1), take(4)];
-      const seconds = { copy: 0, binary: 0, one: 0, four: 0 };
-      const ratios = { one: [] as number[], four: [] as number[] };
+      const [otherOne, otherFour] = compared ? [take(1), take(4)] : [[], []];
+      const seconds = { copy: 0, binary: 0, one: 0, four: 0, otherOne: 0, otherFour: 0 };
+      const ratios = { one: [] as number[], four: [] as number[], otherOne: [] as number[], otherFour: [] as number[] };
       for (let segment = 0; segment < ingestSegments; segment++) {
         const from = start + segment * segmentRows * 60_000;
         const copy = segmentRows / (await copyReadings(databaseUrl, copyStation, benchRows(segmentRows, from)));
@@ -163,15 +169,25 @@ await eachEngine('paths', async (engine, databaseUrl) => {
         seconds.four += fourSeconds;
         ratios.one.push(copy / oneSeconds);
         ratios.four.push(copy / fourSeconds);
+        if (compared) {
+          const otherOneSeconds = segmentRows / (await ingestRate(compared.url, otherOne, format, segmentRows, from));
+          const otherFourSeconds = segmentRows / (await ingestRate(compared.url, otherFour, format, segmentRows, from));
+          seconds.otherOne += otherOneSeconds;
+          seconds.otherFour += otherFourSeconds;
+          ratios.otherOne.push(copy / otherOneSeconds);
+          ratios.otherFour.push(copy / otherFourSeconds);
+        }
       }
       const rows = segmentRows * ingestSegments;
-      for (const [clients, kind] of [[1, 'one'], [4, 'four']] as const) {
+      const runs = [[1, 'one'], [4, 'four'], ...(compared ? [[1, 'otherOne'], [4, 'otherFour']] : [])] as const;
+      for (const [clients, kind] of runs as readonly (readonly [number, keyof typeof ratios])[]) {
+        const which = kind.startsWith('other') ? ' (compared)' : '';
         const rate = rows / seconds[kind];
         const limit = rows / seconds.copy;
         const binary = rows / seconds.binary;
         const range = spread(ratios[kind]);
-        report({ path: `ingest_${format}_${clients}_client${clients > 1 ? 's' : ''}`, rows_per_s: Math.round(rate), limit_rows_per_s: Math.round(limit), ratio: ratio(rate / limit), segment_ratio_min: range.min, segment_ratio_max: range.max, binary_copy_rows_per_s: Math.round(binary), ratio_to_binary_copy: ratio(rate / binary) },
-          `ingest ${format.padEnd(6)} ${clients} client${clients > 1 ? 's' : ' '}  ${fmt(rate).padStart(8)} rows/s   raw COPY ${fmt(limit).padStart(8)} rows/s   ratio ${(rate / limit).toFixed(2)} (segments ${range.min.toFixed(2)}-${range.max.toFixed(2)}; to binary COPY ${fmt(binary)} rows/s ${(rate / binary).toFixed(2)})`);
+        report({ path: `ingest_${format}_${clients}_client${clients > 1 ? 's' : ''}${which ? '_compared' : ''}`, rows_per_s: Math.round(rate), limit_rows_per_s: Math.round(limit), ratio: ratio(rate / limit), segment_ratio_min: range.min, segment_ratio_max: range.max, binary_copy_rows_per_s: Math.round(binary), ratio_to_binary_copy: ratio(rate / binary) },
+          `ingest ${format.padEnd(6)} ${clients} client${clients > 1 ? 's' : ' '}${which}  ${fmt(rate).padStart(8)} rows/s   raw COPY ${fmt(limit).padStart(8)} rows/s   ratio ${(rate / limit).toFixed(2)} (segments ${range.min.toFixed(2)}-${range.max.toFixed(2)}; to binary COPY ${fmt(binary)} rows/s ${(rate / binary).toFixed(2)})`);
       }
     }
     // The limits' copies were deleted (millions of rows): vacuumed now, so that no autovacuum of them runs
@@ -276,6 +292,7 @@ await eachEngine('paths', async (engine, databaseUrl) => {
   } finally {
     await client.end();
     await serve.stop();
+    await compared?.stop();
   }
   return results;
 });

@@ -28,9 +28,12 @@ export const lines = (text: string) => text.split('\n').filter((line) => line !=
 
 export type ServeProcess = { url: string; child: ChildProcess; stderr: () => string; stop: () => Promise<number | null> };
 
-/** Starts the real `envmon serve [args]` on a free port with only the given settings; resolves once it listens. */
-export async function spawnServe(settings: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [envmonBin, 'serve', ...args], {
+/**
+ * Starts the real `envmon serve [args]` on a free port with only the given settings; resolves once it
+ * listens. `bin` is another checkout's command (a bench comparing two releases).
+ */
+export async function spawnServe(settings: Record<string, string>, args: string[] = [], bin = envmonBin): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', ...settings },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
