@@ -15,6 +15,27 @@ const lineBreaks = ['\r\n', '\n', '\r'].map((lineBreak) => Buffer.from(lineBreak
  * nothing of it is stored (a lenient reader would store the rows after it as text inside one field).
  */
 export function csvReadings(bytes: Buffer): unknown[] {
+  const rows = bytes.includes(quote) ? parsedRows(bytes) : plainRows(bytes);
+  if (rows.length === 0) return [];
+  const header = checkedHeader(rows[0]!);
+  return rows.slice(1).map((fields) => csvReading(header, fields));
+}
+
+const quote = 0x22;
+
+/**
+ * The rows of a body with no quote, split at its line breaks and commas: what csv-parse gives for such a
+ * body (a property test holds the two to the same rows), without its per-byte state machine, which
+ * takes most of a batch's time. Stations and spreadsheet exports nearly always write CSV this way.
+ */
+export function plainRows(bytes: Buffer): string[][] {
+  const rows: string[][] = [];
+  for (const line of bodyText(bytes).split(/\r\n|\n|\r/)) if (line !== '') rows.push(line.split(','));
+  return rows;
+}
+
+/** The rows of any body, as csv-parse reads them: the reference, and the reader of quoted fields. */
+export function parsedRows(bytes: Buffer): string[][] {
   let lastLine = 0;
   let rows: string[][];
   try {
@@ -37,9 +58,7 @@ export function csvReadings(bytes: Buffer): unknown[] {
     const where = error.code === 'CSV_QUOTE_NOT_CLOSED' ? `a quoted field opened after line ${lastLine} is never closed` : error.message;
     throw badRequest(`the CSV body cannot be read: ${where}`, [{ param: 'body', message: 'must be CSV as RFC 4180 quotes it: a field holding a quote, comma or line break quoted whole, quotes inside doubled' }]);
   }
-  if (rows.length === 0) return [];
-  const header = checkedHeader(rows[0]!);
-  return rows.slice(1).map((fields) => csvReading(header, fields));
+  return rows;
 }
 
 // Keys that alter objects in consumers that merge parsed data naively: refused in every format.

@@ -7,7 +7,8 @@ import bourne from '@hapi/bourne';
  */
 export function parseJson(text: string): unknown {
   const value: unknown = bourne.parse(text, { protoAction: 'error' });
-  if (reachesPrototype(value)) throw new SyntaxError('Object contains forbidden constructor.prototype property');
+  // A `constructor` key can only be there if its name is in the text, escaped or not.
+  if (/constructor|\\u/.test(text) && reachesPrototype(value)) throw new SyntaxError('Object contains forbidden constructor.prototype property');
   return value;
 }
 
