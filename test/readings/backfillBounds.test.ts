@@ -47,7 +47,7 @@ describeEngines('backfills whose bounds fall on and around bucket starts (proper
           try {
             await assertRollupExact(env().db, station, period, flags);
           } catch (error) {
-            (error as Error).message = `after backfill ${n} [${new Date(first).toISOString()}, ${new Date(last).toISOString()}] (FUZZ_SEED=${seed}): ${(error as Error).message}`;
+            console.log(`      after backfill ${n} of [${new Date(first).toISOString()}, ${new Date(last).toISOString()}] (FUZZ_SEED=${seed}):`);
             throw error;
           }
         }
