@@ -246,7 +246,7 @@ export type ReadingTotals = { mark: string; total: number; ok: number };
  * timescale, where its unmaterialised tail (this month, through every level down to the last hour's
  * readings) grows with the number of stations reporting.
  */
-export async function readStats(pool: PgPool, known: ReadingTotals | null): Promise<{ row: StatsRow; totals: ReadingTotals; waiting: boolean }> {
+export async function readStats(pool: PgPool, known: ReadingTotals | null): Promise<{ row: StatsRow; totals: ReadingTotals }> {
   // Prepared statements without parameters on the read pool: planning the nested real-time rollup views
   // (on timescale) costs more than running them, a prepared statement is planned once per connection, and
   // one with a parameter would be planned afresh for its first executions.
@@ -270,21 +270,27 @@ export async function readStats(pool: PgPool, known: ReadingTotals | null): Prom
   ` });
   const { mark, ...row } = result.rows[0]!;
   let totals: ReadingTotals;
-  let waiting = false;
   if (known && known.mark === mark) {
     totals = known;
   } else {
     // One pass over the monthly rollup for both totals: on timescale each pass computes the view's
     // unmaterialised tail through every level below it. Read after the mark, so that a write landing in
-    // between is counted under the old mark, and summed again at the next request; and with whether a
-    // backfill waits for its refresh in the same snapshot (timescale: the rollups do not hold it yet).
-    const summed = (await pool.read<{ total: number; ok: number; waiting: boolean }>({ name: 'envmon_reading_totals', text: `
-      select coalesce(sum(n), 0)::float8 as total, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8 as ok,
-             exists (select 1 from rollup_backlog) as waiting
-      from readings_monthly
+    // between is counted under the old mark, and summed again at the next request. A station whose
+    // backfill still waits for its refresh (timescale: its rollups do not hold it yet) is counted from its
+    // readings instead, in the same snapshot: the totals are exact without waiting for anyone's refresh.
+    const summed = (await pool.read<{ total: number; ok: number }>({ name: 'envmon_reading_totals', text: `
+      with pending as (select distinct station_id from rollup_backlog),
+      rolled as (
+        select coalesce(sum(n), 0)::float8 as total, coalesce(sum(n) filter (where quality_flag = 'ok'), 0)::float8 as ok
+        from readings_monthly where station_id not in (select station_id from pending)
+      ),
+      counted as (
+        select count(*)::float8 as total, (count(*) filter (where quality_flag = 'ok'))::float8 as ok
+        from readings where station_id in (select station_id from pending)
+      )
+      select rolled.total + counted.total as total, rolled.ok + counted.ok as ok from rolled, counted
     ` })).rows[0]!;
     totals = { mark: mark as string, total: summed.total, ok: summed.ok };
-    waiting = summed.waiting;
   }
   const iso = (value: unknown) => (value instanceof Date ? value.toISOString() : null);
   return {
@@ -296,6 +302,5 @@ export async function readStats(pool: PgPool, known: ReadingTotals | null): Prom
       latest: iso(row.latest),
     }),
     totals,
-    waiting,
   };
 }

@@ -11,7 +11,6 @@ import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
 import { changelogSchema, loadChangelog } from './changelog.js';
 import { readStats, type ReadingTotals } from '../content/queries.js';
-import { readCurrent } from '../db/rollupsCurrent.js';
 import { shapeStats } from '../content/shape.js';
 
 // The package's main module loads the whole 1 MB bundle; only its directory is needed.
@@ -112,9 +111,9 @@ export function addMetaRoutes(api: Api): void {
       responses: { 200: { description: 'The counts', content: { 'application/json': z.record(z.unknown()) } } },
     },
     async (ctx) => {
-      const { row, totals, waiting } = await readCurrent(db, () => readStats(db.readPool, readingTotals));
-      // Totals read while a backfill waited hold part of it: summed again at the next request.
-      if (!waiting) readingTotals = totals;
+      // Never waits for a refresh: a station whose backfill is not yet in its rollups is counted from its readings.
+      const { row, totals } = await readStats(db.readPool, readingTotals);
+      readingTotals = totals;
       ctx.body = shapeStats(row);
     },
   );
