@@ -9,15 +9,16 @@ import { importCommand } from './cli/import.js';
 import { ContentImportError } from './content/importContent.js';
 import { keysCommand } from './cli/keys.js';
 import { readingsCommand } from './cli/readings.js';
+import { RollupsDifferError, rollupsCommand } from './cli/rollups.js';
 import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
 
-const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'import']);
+const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
-const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, StartupError, UsageError];
+const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, RollupsDifferError, StartupError, UsageError];
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -56,6 +57,9 @@ async function run(argv: string[]): Promise<number> {
         break;
       case 'readings':
         await readingsCommand(db, args, out);
+        break;
+      case 'rollups':
+        await rollupsCommand(db, args, out);
         break;
       case 'import':
         await importCommand(db, args, out);

@@ -19,4 +19,7 @@ commands:
                                  arrive later; aggregates follow
   flag --list ID                 list station ID's overrides
   readings delete --station ID --from T --to T
-                                 delete readings stored by mistake; aggregates follow`;
+                                 delete readings stored by mistake; aggregates follow
+  rollups verify [--station ID] [--repair]
+                                 check every rollup level against a GROUP BY over the readings;
+                                 --repair makes the buckets that differ again (exit 1 if any still differ)`;
