@@ -3,8 +3,10 @@
 -- quality flag. A bucket differs when its readings' count differs, or a metric's count or sum does (sums
 -- within a relative 1e-9: the rollups add in another order). `difference` names the first that differs;
 -- `rollup_n` is null for a bucket the rollup lacks, `readings_n` for one it holds without readings.
--- `envmon rollups verify` reads it; the work is one GROUP BY over the readings named, per level.
-create function envmon_rollup_differences(rollup text, only_station text default null)
+-- `since` limits both sides to the buckets from the one holding it on. `envmon rollups verify` reads it
+-- whole; the service's refresh reads the monthly level of each station it has just refreshed a backfill
+-- of, from the backfill's first month. The work is one GROUP BY over the readings named, per level.
+create function envmon_rollup_differences(rollup text, only_station text default null, since timestamptz default null)
 returns table (station_id text, bucket timestamptz, quality_flag text, rollup_n bigint, readings_n bigint, difference text)
 language plpgsql stable as $$
 declare
@@ -32,13 +34,18 @@ begin
       select coalesce(r.station_id, g.station_id), coalesce(r.bucket, g.bucket), coalesce(r.quality_flag, g.quality_flag),
              r.n, g.n,
              case when r.n is null then 'missing' when g.n is null then 'extra' when r.n <> g.n then 'n' %1$s end
-      from (select station_id, bucket, quality_flag, n::bigint as n, %2$s from %3$I where $1 is null or station_id = $1) r
+      from (
+        select station_id, bucket, quality_flag, n::bigint as n, %2$s from %3$I
+        where ($1 is null or station_id = $1) and ($2 is null or bucket >= date_trunc(%4$L, $2, 'UTC'))
+      ) r
       full join (
         select station_id, date_trunc(%4$L, ts, 'UTC') as bucket, quality_flag, count(*)::bigint as n, %5$s
-        from readings where $1 is null or station_id = $1 group by 1, 2, 3
+        from readings
+        where ($1 is null or station_id = $1) and ($2 is null or ts >= date_trunc(%4$L, $2, 'UTC'))
+        group by 1, 2, 3
       ) g on g.station_id = r.station_id and g.bucket = r.bucket and g.quality_flag = r.quality_flag
     ) compared (station_id, bucket, quality_flag, rollup_n, readings_n, difference)
     where difference is not null
     order by 1, 2, 3
-  $query$, checks, rolled, rollup, unit, grouped) using only_station;
+  $query$, checks, rolled, rollup, unit, grouped) using only_station, since;
 end $$;

@@ -54,14 +54,39 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
     const client = await pool.connect();
     try {
       // The backlog rows committed before the refresh starts are covered by it, and only those are cleared.
-      const seen = await client.query<{ ids: string[] | null }>('select array_agg(id) as ids from rollup_backlog');
+      const seen = (await client.query<{ id: string; station_id: string; first_ts: Date }>('select id, station_id, first_ts from rollup_backlog')).rows;
       await client.query('call envmon_refresh_rollups()');
-      if (seen.rows[0]?.ids) await client.query('delete from rollup_backlog where id = any($1::bigint[])', [seen.rows[0].ids]);
+      await checkMonths(client, seen);
+      if (seen.length > 0) await client.query('delete from rollup_backlog where id = any($1::bigint[])', [seen.map((row) => row.id)]);
       client.release();
     } catch (error) {
       // The connection may hold the advisory lock: end it so the lock goes with it.
       client.release(error as Error);
       throw error;
+    }
+  };
+
+  /**
+   * The cheap form of `envmon rollups verify`, for what a refresh has just taken in: the monthly level (the
+   * one whose refresh TimescaleDB can skip) of each backfilled station, from the backfill's first month,
+   * against its readings. A month that still differs is logged and refreshed again with force.
+   */
+  const checkMonths = async (client: pg.PoolClient, seen: readonly { station_id: string; first_ts: Date }[]) => {
+    const since = new Map<string, Date>();
+    for (const row of seen) if (!since.has(row.station_id) || row.first_ts < since.get(row.station_id)!) since.set(row.station_id, row.first_ts);
+    for (const [station, first] of since) {
+      const months = (await client.query<{ bucket: Date }>(
+        `select distinct bucket from envmon_rollup_differences('readings_monthly', $1, $2) order by 1`, [station, first])).rows;
+      if (months.length === 0) continue;
+      options.log?.error({ station, months: months.map((m) => m.bucket.toISOString()) }, 'monthly rollup differed from the readings after a refresh; refreshing those months again');
+      await client.query('select pg_advisory_lock(7301946500)');
+      try {
+        for (const { bucket } of months) {
+          await client.query(`call refresh_continuous_aggregate('readings_monthly', $1::timestamptz, $1::timestamptz + interval '1 month', force => true)`, [bucket]);
+        }
+      } finally {
+        await client.query('select pg_advisory_unlock(7301946500)');
+      }
     }
   };
 
