@@ -6,7 +6,37 @@ import { columnsKey } from './aggregateColumns.js';
 import type { AggregateArgs, ReadingSpan, StationSeen } from './queries.js';
 
 /** An aggregate in one output format, and how many periods it has. */
-export type AggregateAnswer = { answer: EncodedAnswer; periods: number };
+/**
+ * An answer and its number of periods. `exactAt` is when the readings it sums were last seen unchanged;
+ * `asOf` is set only on an answer served while a backfill of the station waits for its refresh: it is the
+ * last exact answer, exact as of that time, and leaves out what arrived since.
+ */
+export type AggregateAnswer = { answer: EncodedAnswer; periods: number; exactAt: Date; asOf?: Date };
+
+// How long an aggregate waits for the refresh of its station's backfill when it has an earlier exact answer
+// to give instead: far beyond a refresh's usual second, so that an answer read after a backfill's 201
+// holds it, and short enough that a refresh stuck behind a lock or failing does not hold the reader.
+const backlogWaitMs = 10_000;
+
+/**
+ * Whether the rollups' refresh finished within `ms`; false when it took longer or failed (a connection cut
+ * under it). Without an earlier answer to give, the wait has no bound, and a failed refresh is tried once more.
+ */
+async function refreshedWithin(db: Db, ms: number): Promise<boolean> {
+  if (ms === Infinity) {
+    await db.rollups.refresh().catch(() => db.rollups.refresh());
+    return true;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([db.rollups.refresh().then(() => true, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * The part of an answer made of the periods before `before` (epoch ms), kept while they stay settled: the
@@ -112,13 +142,22 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
              from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
       values: [args.stationId],
     })).rows[0];
+    const seenAt = new Date();
     const cached = entries.get(key)?.entry;
     const current = state && !state.backlog && cached?.version === state.version ? cached : undefined;
     const answered = current?.answers.get(output.name);
     if (current) remember(key, current);
-    if (answered) return answered;
+    if (answered) {
+      answered.exactAt = seenAt;
+      return answered;
+    }
     // A backlog is refreshed on the primary, and read there: a replica has the refresh only once replayed.
-    if (state?.backlog) await db.rollups.refresh();
+    // When the refresh fails (its connection cut) or is stuck, an earlier exact answer is given, saying as
+    // of when, rather than failing with it.
+    if (state?.backlog) {
+      const earlier = cached?.answers.get(output.name);
+      if (!(await refreshedWithin(db, earlier ? backlogWaitMs : Infinity)) && earlier) return { ...earlier, asOf: earlier.exactAt };
+    }
     // Without a version (no readings yet) nothing is settled: before -Infinity. The interval is part of
     // the mark, as of the version.
     const mark = state ? `${state.settled_version}/${state.interval_seconds}` : '';
@@ -133,7 +172,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     // still waits for its refresh (timescale: its rollups are not yet the readings').
     const moved = state && made.seen && (made.seen.settledVersion !== state.settled_version || made.seen.backlog);
     if (moved && !last) return undefined;
-    const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods };
+    const answer = { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods, exactAt: seenAt };
     // A station with no readings has no version: nothing to keep.
     if (state && !moved && maxBytes > 0) {
       const entry: Entry = current ?? { version: state.version, answers: new Map(), settled: new Map() };

@@ -99,7 +99,7 @@ export function addReadingRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'Count, mean, min, max, standard deviation and coverage of the metrics per hour, day, week or month',
-      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has the fields api.md lists, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata.',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has the fields api.md lists, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata. A read after a backfill of the station waits for its rollups\' refresh; when that refresh fails or takes more than 10 s, the last exact answer is given instead, with a `Memento-Datetime` header saying as of when it was exact (without an earlier answer, the refresh is tried again and waited for).',
       query: aggregateQuerySchema(config.defaultStation),
       checks: dateRangeErrors,
       responses: {
@@ -121,8 +121,13 @@ export function addReadingRoutes(api: Api): void {
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
       const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
         : query.output === 'parquet' ? aggregateParquetOutput(args, cite) : aggregateJsonOutput(args);
-      const { answer, periods } = await readAggregate(args, output);
+      const { answer, periods, asOf } = await readAggregate(args, output);
       if (periods === 0) await requireStation(db.pool, stationId);
+      if (asOf) {
+        // The last exact answer, given while a backfill of the station waits for its refresh (RFC 7089's header).
+        ctx.set('Memento-Datetime', asOf.toUTCString());
+        ctx.set('Cache-Control', 'no-cache');
+      }
       if (query.output !== 'json') attributeDownload(ctx, downloadFileName([stationId], range, dataset, query.output), cite);
       await answer.send(ctx);
     },

@@ -31,6 +31,43 @@ describeEngines('a backfill answered before its rollups are refreshed', (env) =>
     assert.ok((await assertAggregateApiExact(other().url, env().db.pool, 'bl-two')) > 0);
   });
 
+  it('gives the last exact answer, saying as of when, while a backfill of the station cannot be refreshed yet', async function () {
+    // Timescale's rollups only: portable's are exact in the writing transaction, and nothing waits.
+    if (env().engine !== 'timescale') this.skip();
+    this.timeout(120_000);
+    const key = await stationWithKey(env(), 'bl-stale');
+    const post = (readings: { timestamp: string; temperature_c: number }[]) => postBatch(env(), key, { station_id: 'bl-stale', readings });
+    assert.equal((await post(Array.from({ length: 300 }, (_, i) => ({ timestamp: minute(i * 10, daysAgo(30)), temperature_c: i % 20 })))).status, 201);
+    await env().db.rollups.refresh();
+    const path = '/api/v1/data/aggregate/?station=bl-stale&period=day';
+    const before = Date.now();
+    const exact = await env().get(path);
+    assert.equal(exact.status, 200);
+    assert.equal(exact.headers.get('memento-datetime'), null);
+    const exactBody = await exact.json();
+    // Every refresh of the rollups waits while another session holds their lock, as a long refresh would.
+    const holder = new pg.Client({ connectionString: env().databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('select pg_advisory_lock(7301946500)');
+      assert.equal((await post(Array.from({ length: 50 }, (_, i) => ({ timestamp: minute(i * 10 + 5, daysAgo(30)), temperature_c: 99 })))).status, 201);
+      const stale = await env().get(path);
+      assert.equal(stale.status, 200);
+      const asOf = stale.headers.get('memento-datetime');
+      assert.ok(asOf, 'the answer says as of when it is exact');
+      assert.ok(Date.parse(asOf) >= Math.floor(before / 1000) * 1000 && Date.parse(asOf) <= Date.now(), asOf);
+      assert.equal(stale.headers.get('cache-control'), 'no-cache');
+      assert.deepEqual(await stale.json(), exactBody);
+    } finally {
+      await holder.end();
+    }
+    // The refresh goes through once the lock is free: the answer is exact again, backfill included.
+    await env().db.rollups.refresh();
+    const after = await env().get(path);
+    assert.equal(after.headers.get('memento-datetime'), null);
+    assert.ok((await assertAggregateApiExact(env().origin, env().db.pool, 'bl-stale')) > 0);
+  });
+
   it('leaves no backlog once the rollups are refreshed, and none at all on portable', async function () {
     this.timeout(60_000);
     const key = await stationWithKey(env(), 'bl-clear');
