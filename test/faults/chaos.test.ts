@@ -14,9 +14,17 @@ const clientsPerStation = 2;
 const batchesPerClient = 25;
 const readingsPerBatch = 300;
 
-/** Client c's batch b: ten hours of two-minute readings, placed so that batches of one station overlap. */
+/**
+ * Client c's batch b: ten hours of two-minute readings, placed so that batches of one station overlap; every
+ * fourth ends on the first instant of an earlier month, a second after it or a second before it (the ranges
+ * whose monthly refresh TimescaleDB can skip).
+ */
 function plannedBatch(c: number, b: number) {
-  const start = Date.parse(daysAgo(20)) + ((b * 7 + c * 3) % 200) * 3_600_000;
+  const now = new Date();
+  const monthEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2 - (b % 3), 1) + ((c % 3) - 1) * 1_000;
+  const start = b % 4 === 3
+    ? monthEnd - (readingsPerBatch - 1) * 120_000
+    : Date.parse(daysAgo(20)) + ((b * 7 + c * 3) % 200) * 3_600_000;
   return Array.from({ length: readingsPerBatch }, (_, i) => {
     const ts = start + i * 120_000;
     const minute = ts / 60_000;
