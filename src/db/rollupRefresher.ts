@@ -69,14 +69,21 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
   /**
    * The cheap form of `envmon rollups verify`, for what a refresh has just taken in: the monthly level (the
    * one whose refresh TimescaleDB can skip) of each backfilled station, from the backfill's first month,
-   * against its readings. A month that still differs is logged and refreshed again with force.
+   * against its readings. Only months the refresh materialised are checked (later ones are computed from
+   * the levels below when read), and only while no newer backfill of the station waits for the next
+   * refresh, in the same snapshot: that one's readings are in no rollup yet. A month that still differs
+   * is logged and refreshed again with force.
    */
-  const checkMonths = async (client: pg.PoolClient, seen: readonly { station_id: string; first_ts: Date }[]) => {
+  const checkMonths = async (client: pg.PoolClient, seen: readonly { id: string; station_id: string; first_ts: Date }[]) => {
     const since = new Map<string, Date>();
     for (const row of seen) if (!since.has(row.station_id) || row.first_ts < since.get(row.station_id)!) since.set(row.station_id, row.first_ts);
+    const lastSeen = seen.reduce((max, row) => (BigInt(row.id) > max ? BigInt(row.id) : max), 0n);
     for (const [station, first] of since) {
-      const months = (await client.query<{ bucket: Date }>(
-        `select distinct bucket from envmon_rollup_differences('readings_monthly', $1, $2) order by 1`, [station, first])).rows;
+      const months = (await client.query<{ bucket: Date }>(`
+        select distinct d.bucket from envmon_rollup_differences('readings_monthly', $1, $2) d
+        where d.bucket < time_bucket(interval '1 month', envmon_rollup_horizon())
+          and not exists (select 1 from rollup_backlog b where b.station_id = $1 and b.id > $3)
+        order by 1`, [station, first, lastSeen.toString()])).rows;
       if (months.length === 0) continue;
       options.log?.error({ station, months: months.map((m) => m.bucket.toISOString()) }, 'monthly rollup differed from the readings after a refresh; refreshing those months again');
       await client.query('select pg_advisory_lock(7301946500)');

@@ -38,7 +38,12 @@ export async function rollupDifferences(db: Db, rollup: string, stationId?: stri
 export async function remakeBuckets(db: Db, rollup: string, width: string, differences: readonly RollupDifference[]): Promise<void> {
   const stations = [...new Set(differences.map((d) => d.station_id))];
   if (db.engine === 'timescale') {
-    const buckets = [...new Set(differences.map((d) => d.bucket))];
+    // Only buckets the level has materialised: a later one is computed from the level below when read, and a
+    // refresh of it would move the level's watermark past live readings.
+    const materialised = await db.pool.anyFirst(sql.type(z.object({ bucket: z.string() }))`
+      select distinct bucket from unnest(${sql.array(differences.map((d) => d.bucket), 'timestamptz')}) as d (bucket)
+      where bucket + ${width}::interval <= time_bucket(${width}::interval, envmon_rollup_horizon())`);
+    const buckets = [...new Set(materialised)];
     await db.pool.connect(async (connection) => {
       await connection.query(sql.type(z.object({}))`select pg_advisory_lock(7301946500)`);
       try {
