@@ -79,6 +79,9 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
     for (const row of seen) if (!since.has(row.station_id) || row.first_ts < since.get(row.station_id)!) since.set(row.station_id, row.first_ts);
     const lastSeen = seen.reduce((max, row) => (BigInt(row.id) > max ? BigInt(row.id) : max), 0n);
     for (const [station, first] of since) {
+      // A newer backfill waits: the next refresh checks the station (and the statement below would skip it too).
+      const newer = await client.query('select 1 from rollup_backlog where station_id = $1 and id > $2 limit 1', [station, lastSeen.toString()]);
+      if (newer.rowCount) continue;
       const months = (await client.query<{ bucket: Date }>(`
         select distinct d.bucket from envmon_rollup_differences('readings_monthly', $1, $2) d
         where d.bucket < time_bucket(interval '1 month', envmon_rollup_horizon())

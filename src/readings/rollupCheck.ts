@@ -21,12 +21,26 @@ const difference = z.object({
 });
 export type RollupDifference = z.infer<typeof difference> & { rollup: string };
 
-/** The buckets of one level that differ from a GROUP BY over the readings (envmon_rollup_differences). */
+/**
+ * The buckets of one level that differ from a GROUP BY over the readings (envmon_rollup_differences). An
+ * operator's check of years of readings: on a connection of the downloads' pool, without the statement
+ * timeout that bounds the service's queries.
+ */
 export async function rollupDifferences(db: Db, rollup: string, stationId?: string): Promise<RollupDifference[]> {
-  const rows = await db.pool.any(sql.type(difference)`
-    select station_id, bucket, quality_flag, rollup_n::float8 as rollup_n, readings_n::float8 as readings_n, difference
-    from envmon_rollup_differences(${rollup}, ${stationId ?? null})`);
-  return rows.map((row) => ({ ...row, rollup }));
+  const client = await db.streamPool.connect();
+  try {
+    await client.query('begin');
+    await client.query('set local statement_timeout = 0');
+    const { rows } = await client.query<z.infer<typeof difference>>(`
+      select station_id, bucket, quality_flag, rollup_n::float8 as rollup_n, readings_n::float8 as readings_n, difference
+      from envmon_rollup_differences($1, $2)`, [rollup, stationId ?? null]);
+    await client.query('commit');
+    client.release();
+    return rows.map((row) => ({ ...difference.parse({ ...row, bucket: (row.bucket as unknown as Date).toISOString() }), rollup }));
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
 }
 
 /**
