@@ -10,7 +10,7 @@ import { addLiveRoutes } from './readings/liveRoutes.js';
 import { addReadingRoutes } from './readings/routes.js';
 import { addStationListRoute } from './readings/stationList.js';
 import type { Deps } from './http/deps.js';
-import { compression } from './http/middleware/compression.js';
+import { compression, identityWhenNothingAccepted } from './http/middleware/compression.js';
 import { conditionalGet, etagPerEncoding } from './http/middleware/etags.js';
 import { problems } from './http/middleware/problems.js';
 import { rateLimit } from './http/middleware/rateLimit.js';
@@ -51,6 +51,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   );
   // Outermost first: the ETag names the encoding compression chose; compression sees the identity bytes the
   // conditional GET tagged; the tag is computed over JSON the problems middleware has already serialised.
+  app.use(identityWhenNothingAccepted());
   app.use(etagPerEncoding());
   app.use(compression());
   app.use(conditionalGet());

@@ -58,6 +58,21 @@ export const compressibleType = (type: string): boolean => compressible(type) ==
 const preference: ContentCoding[] = ['br', 'gzip', 'identity'];
 
 /**
+ * An Accept-Encoding that refuses every coding the service has (`identity;q=0`, `*;q=0`, a q below 0) is
+ * answered without a coding, as RFC 9110 (12.5.3) allows: such a header is made `identity` before
+ * compression and the kept answers negotiate, which would otherwise have no coding to name.
+ */
+export function identityWhenNothingAccepted(): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.request.headers['accept-encoding'];
+    if (header && header !== '*' && new Negotiator({ headers: { 'accept-encoding': header } }).encoding(preference) === undefined) {
+      ctx.request.headers['accept-encoding'] = 'identity';
+    }
+    await next();
+  };
+}
+
+/**
  * gzip or brotli, as the client's Accept-Encoding prefers (brotli first when both are equally welcome),
  * for every compressible type (JSON, GeoJSON, CSV, HTML, scripts, styles) above the threshold. Streams
  * are compressed as they flow, on libuv's thread pool, so a download keeps its flat memory. An answer
@@ -83,5 +98,5 @@ export function compression(): Middleware {
 export function negotiateEncoding(ctx: Context): ContentCoding {
   const header = ctx.request.headers['accept-encoding'];
   const accept = header === '*' ? 'gzip' : header || 'identity';
-  return new Negotiator({ headers: { 'accept-encoding': accept } }).encoding(preference, { preferred: preference }) as ContentCoding;
+  return (new Negotiator({ headers: { 'accept-encoding': accept } }).encoding(preference, { preferred: preference }) as ContentCoding | undefined) ?? 'identity';
 }
