@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { brotliCompressSync, constants } from 'node:zlib';
+import { describeEngines } from '../helpers/app.js';
+import { stationWithKey } from '../helpers/ingest.js';
+
+/** Sends headers and `first` of a body that never ends; resolves with the answer's status and body. */
+function answerBeforeBodyEnds(origin: string, headers: Record<string, string>, first: Buffer): Promise<{ status: number; body: string; request: http.ClientRequest }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL('/api/v1/ingest/environmental/', origin);
+    const request = http.request(url, { method: 'POST', headers: { 'Transfer-Encoding': 'chunked', ...headers } }, (response) => {
+      let body = '';
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body, request }));
+    });
+    request.on('error', reject);
+    request.write(first);
+  });
+}
+
+describeEngines('the body of a batch', (env) => {
+  it('is not read before the key is known: a request without a valid key is answered while its body is still coming', async () => {
+    const first = Buffer.from('{"station_id":"ib-none","readings":[');
+    const none = await answerBeforeBodyEnds(env().origin, { 'Content-Type': 'application/json' }, first);
+    assert.equal(none.status, 401);
+    none.request.destroy();
+    const wrong = await answerBeforeBodyEnds(env().origin, { 'Content-Type': 'application/json', Authorization: 'Token nope_nope' }, first);
+    assert.equal(wrong.status, 403);
+    wrong.request.destroy();
+  });
+
+  it('is decompressed only up to the byte limit: a small brotli body that inflates past it is refused with a 413', async function () {
+    this.timeout(60_000);
+    const key = await stationWithKey(env(), 'ib-bomb');
+    // 64 MB of spaces inside a JSON batch, a few kilobytes once compressed.
+    const inflated = Buffer.concat([Buffer.from('{"station_id":"ib-bomb","readings":['), Buffer.alloc(64 * 1024 * 1024, 0x20), Buffer.from(']}')]);
+    const bomb = brotliCompressSync(inflated, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } });
+    assert.ok(bomb.length < 64 * 1024, `${bomb.length} bytes`);
+    const response = await env().get('/api/v1/ingest/environmental/', {
+      method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br', Authorization: `Token ${key}` }, body: bomb,
+    });
+    assert.equal(response.status, 413);
+    assert.equal(response.headers.get('content-type'), 'application/problem+json');
+    assert.match(((await response.json()) as { detail: string }).detail, /larger than \d+ bytes/);
+  });
+});
