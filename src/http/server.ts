@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type Koa from 'koa';
+import { answerRefusals } from './refusals.js';
 
 export type RunningServer = { server: http.Server; url: string; close: () => Promise<void> };
 
@@ -14,6 +15,7 @@ export async function listen(app: Koa, port: number, host: string, timeouts: { h
   server.headersTimeout = timeouts.headersMs ?? 15_000;
   server.requestTimeout = 120_000;
   server.keepAliveTimeout = 5_000;
+  answerRefusals(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -44,3 +44,16 @@ describeEngines('the body of a batch', (env) => {
     assert.match(((await response.json()) as { detail: string }).detail, /larger than \d+ bytes/);
   });
 });
+
+describeEngines('a batch without a body', (env) => {
+  it('is a 400 saying the body is missing, in every format, whatever its Content-Type says', async () => {
+    const key = await stationWithKey(env(), 'ib-empty');
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'application/x-ndjson', 'text/csv']) {
+      const response = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers: { 'Content-Type': type, Authorization: `Token ${key}` } });
+      assert.equal(response.status, 400, type);
+      assert.match(((await response.json()) as { detail: string }).detail, /no body/, type);
+    }
+    const other = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers: { 'Content-Type': 'text/plain', Authorization: `Token ${key}` } });
+    assert.equal(other.status, 415);
+  });
+});

@@ -21,9 +21,11 @@ export type PostedBatch = { stationId: string | null; readings: readonly unknown
 
 /** Which format the request's Content-Type names; a 415 naming the accepted ones otherwise. */
 export function ingestFormat(ctx: Context): IngestFormat {
-  if (ctx.is('application/json', '+json')) return 'json';
-  if (ctx.is('application/x-ndjson', 'application/jsonl')) return 'ndjson';
-  if (ctx.is('text/csv')) return 'csv';
+  // The header's media type itself (parameters aside): ctx.is() says nothing of a request without a body.
+  const type = ctx.request.type.toLowerCase();
+  if (type === 'application/json' || /^application\/[^/]+\+json$/.test(type)) return 'json';
+  if (type === 'application/x-ndjson' || type === 'application/jsonl') return 'ndjson';
+  if (type === 'text/csv') return 'csv';
   throw unsupportedMediaType(
     `the request body must be application/json, application/x-ndjson or text/csv, not ${ctx.request.type || 'missing'}`,
   );
@@ -35,6 +37,7 @@ export function ingestFormat(ctx: Context): IngestFormat {
  * body with no reading is a 400. Throws the problem the body is.
  */
 export function parseBatch(bytes: Buffer, format: IngestFormat): PostedBatch {
+  if (bytes.length === 0) throw badRequest('the request has no body: send a batch of readings', [{ param: 'body', message: 'is missing' }]);
   try {
     const body = bytes.subarray(pastByteOrderMarks(bytes));
     const posted = format === 'json' ? jsonBatch(bodyText(body)) : format === 'ndjson' ? ndjsonBatch(bodyText(body)) : { stationId: null, readings: csvReadings(body) };
@@ -61,7 +64,7 @@ const strictJson = /^[\x20\x09\x0a\x0d]*(\[|\{)/;
 /** The envelope `{"station_id": …, "readings": [ … ]}`, held to its schema before any reading is looked at. */
 function jsonBatch(text: string): PostedBatch {
   if (text !== '' && !strictJson.test(text)) throw new SyntaxError('invalid JSON, only supports object and array');
-  // An empty body is an empty object, which the schema then names what it lacks.
+  // A body of byte-order marks alone is an empty object, which the schema then names what it lacks.
   const body = parseInput(ingestBodySchema, (text === '' ? {} : parseJson(text)) as Record<string, unknown>, 'body');
   return { stationId: body.station_id, readings: body.readings };
 }
