@@ -5,6 +5,8 @@ const slug = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be a slug: lowercase
 const text = z.string().min(1, 'must not be empty');
 const optionalText = z.string().default('');
 const nullableText = z.string().nullable().default(null);
+// A link the website and RIS export hand to readers: http or https only, never javascript: or data:.
+const webUrl = z.string().url().refine((value) => /^https?:$/.test(new URL(value).protocol), 'must be an http or https URL');
 const slugs = z.array(slug).default([]);
 
 export const programmeStatuses = ['active', 'completed', 'planned'] as const;
@@ -58,7 +60,7 @@ export const contentFileSchema = z
             year: z.number().int().min(1800).max(2200),
             pub_type: z.enum(pubTypes), provenance: z.enum(provenances),
             doi: z.string().regex(/^10\.\d{4,9}\/\S+$/, 'must be a DOI like 10.1234/abc').nullable().default(null),
-            open_access_url: z.string().url().nullable().default(null),
+            open_access_url: webUrl.nullable().default(null),
             abstract: nullableText, plain_language_summary: nullableText,
             programmes: slugs,
             linked_authors: z.array(z.object({ team: slug, role: optionalText }).strict()).default([]),

@@ -133,7 +133,8 @@ export function createReadRouting(
         return read(onPrimary);
       }
     },
-    status: () => replicas.map((r) => ({ name: r.name, state: r.state, lag_seconds: r.lagSeconds })),
+    // Named by their place in DATABASE_READ_URL: /health/ is public, and publishes no host, port or database.
+    status: () => replicas.map((r, i) => ({ name: `replica ${i + 1}`, state: r.state, lag_seconds: r.lagSeconds })),
     close: async () => {
       clearInterval(timer);
       await checking;

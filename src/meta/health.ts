@@ -23,7 +23,7 @@ export const healthSchema = z
     ),
     replicas: z.array(
       z.object({
-        name: z.string().openapi({ description: 'host:port/database of a DATABASE_READ_URL' }),
+        name: z.string().openapi({ description: '`replica N`: the Nth URL of DATABASE_READ_URL (no address is published)', example: 'replica 1' }),
         state: z.enum(['current', 'lagging', 'unreachable', 'not a standby']).openapi({
           description: 'current: serves downloads, histories and aggregates; lagging: replay lag beyond REPLICA_MAX_LAG_SECONDS, skipped until it catches up; unreachable: does not answer; not a standby: not in recovery, never used',
         }),

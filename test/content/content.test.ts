@@ -95,6 +95,13 @@ describeEngines('envmon import', (env) => {
       "publications[0].pub_type: Invalid enum value. Expected 'peer-reviewed' | 'preprint' | 'report' | 'data-paper' | 'public-writing', received 'book'",
       'publications[0].doi: must be a DOI like 10.1234/abc',
     ]);
+    // A link readers follow on the website and in RIS is http or https, never a script.
+    for (const url of ['javascript:alert(1)', 'data:text/html,<b>x</b>', 'ftp://example.org/paper.pdf']) {
+      assert.throws(
+        () => parseContentFile({ publications: [{ id: 78, title: 't', authors: 'a', year: 2026, pub_type: 'report', provenance: 'own', open_access_url: url }] }),
+        /publications\[0\]\.open_access_url: must be an http or https URL/, url,
+      );
+    }
     const dupes = parseContentFile.bind(null, { notes: [bad.notes[0], bad.notes[2]] });
     assert.throws(dupes, /notes\[1\]: slug "ok-note" appears twice/);
     // A valid record beside a broken reference: nothing at all is stored.

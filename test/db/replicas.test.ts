@@ -16,6 +16,9 @@ type ReplicaHealth = { name: string; state: string; lag_seconds: number | null }
 async function replicaHealth(env: TestEnv): Promise<ReplicaHealth> {
   const { body } = await env.getJson('/api/v1/health/');
   assert.equal(body.replicas.length, 1);
+  // Public: named by its place in DATABASE_READ_URL, never by its address.
+  assert.equal(body.replicas[0].name, 'replica 1');
+  assert.ok(!JSON.stringify(body).includes('127.0.0.1'), 'no address published');
   return body.replicas[0] as ReplicaHealth;
 }
 
