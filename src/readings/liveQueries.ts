@@ -1,20 +1,20 @@
 import type { PgPool } from '../db/pool.js';
 
-/** A logged batch: the station's data version it left, when it was logged (epoch ms), its new readings' timestamps as runs. */
-export type LoggedBatch = { version: number; loggedAt: number; runs: number[] };
+/** A logged batch: the station's data version it left, when it was logged (epoch ms), how many new readings it stored and their timestamps as runs. */
+export type LoggedBatch = { version: number; loggedAt: number; readings: number; runs: number[] };
 
 /** Log rows read at a time. */
 export const logPageSize = 100;
 
 /** The station's logged batches after `version`, oldest first, at most logPageSize. */
 export async function readLogSince(pool: PgPool, stationId: string, version: number): Promise<LoggedBatch[]> {
-  const result = await pool.read<{ version: string; logged_at: number; runs: string[] }>({
+  const result = await pool.read<{ version: string; logged_at: number; readings: number; runs: string[] }>({
     name: 'envmon_log_since',
-    text: `select version, (extract(epoch from logged_at) * 1000)::float8 as logged_at, runs from reading_log
+    text: `select version, (extract(epoch from logged_at) * 1000)::float8 as logged_at, readings, runs from reading_log
            where station_id = $1 and version > $2 order by version limit $3`,
     values: [stationId, version, logPageSize],
   });
-  return result.rows.map((row) => ({ version: Number(row.version), loggedAt: row.logged_at, runs: row.runs.map(Number) }));
+  return result.rows.map((row) => ({ version: Number(row.version), loggedAt: row.logged_at, readings: Number(row.readings), runs: row.runs.map(Number) }));
 }
 
 /** The readings a batch stored, by its runs of timestamps, oldest first. */

@@ -15,7 +15,12 @@ export type Subscriber = {
   stations: readonly string[];
   /** Given a station's position to resume from; filled for the others when subscribing. */
   cursor: Map<string, number>;
-  send: (batch: LiveBatch) => void;
+  /** Gives a batch; false when the subscriber's buffer is full (a replay then waits for `drained`). */
+  send: (batch: LiveBatch) => boolean;
+  /** Resolves once the subscriber's buffer has room again. */
+  drained: () => Promise<void>;
+  /** The replay of missed batches passed `maxReplayReadings`: the subscriber goes on from now. */
+  replayCut: () => void;
   /** The service is stopping: the subscriber's answer ends. */
   end: () => void;
 };
@@ -38,6 +43,13 @@ export type LiveReadings = {
 type Feed = { subscribers: Set<Subscriber>; known: number; chain: Promise<void> };
 
 export const readingsChannel = 'envmon_readings';
+
+/**
+ * The most readings one resumption replays: beyond it the subscriber is told to read the history instead
+ * and goes on from now. A replay is read page by page and sent under backpressure, so this bounds the time
+ * a resumption takes, not the memory it holds.
+ */
+export const maxReplayReadings = 20_000;
 
 /**
  * New readings as they commit, for every subscriber on this instance, whichever instance stored them:
@@ -76,10 +88,11 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
     readings: (await readBatchReadings(db.readPool, stationId, entry.runs)).map(shapeReading),
   });
 
-  const deliver = (subscriber: Subscriber, batch: LiveBatch) => {
-    if ((subscriber.cursor.get(batch.stationId) ?? Infinity) >= batch.version) return;
+  /** Gives the batch unless the subscriber has it; false when its buffer is full. */
+  const deliver = (subscriber: Subscriber, batch: LiveBatch): boolean => {
+    if ((subscriber.cursor.get(batch.stationId) ?? Infinity) >= batch.version) return true;
     subscriber.cursor.set(batch.stationId, batch.version);
-    subscriber.send(batch);
+    return subscriber.send(batch);
   };
 
   const ensureListening = () => {
@@ -121,11 +134,23 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
           if (from === undefined) {
             subscriber.cursor.set(stationId, feed.known);
           } else {
-            // Resuming: the batches it missed, read for it alone, then it goes on with everyone.
+            // Resuming: the batches it missed, read for it alone a page at a time and sent as its client
+            // takes them, then it goes on with everyone. Past the bound it goes on from now.
+            let replayed = 0;
             for (let more = true; more;) {
               const logged = await readLogSince(db.readPool, stationId, subscriber.cursor.get(stationId)!);
-              for (const entry of logged) if (entry.version <= feed.known) deliver(subscriber, await batchOf(stationId, entry));
-              more = logged.length === logPageSize && logged.at(-1)!.version < feed.known;
+              for (const entry of logged) {
+                if (entry.version > feed.known) break;
+                if (replayed + entry.readings > maxReplayReadings) {
+                  subscriber.cursor.set(stationId, feed.known);
+                  subscriber.replayCut();
+                  more = false;
+                  break;
+                }
+                replayed += entry.readings;
+                if (!deliver(subscriber, await batchOf(stationId, entry))) await subscriber.drained();
+              }
+              more &&= logged.length === logPageSize && logged.at(-1)!.version < feed.known;
             }
           }
           feed.subscribers.add(subscriber);

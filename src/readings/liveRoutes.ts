@@ -4,7 +4,7 @@ import { stationListSchema } from '../http/params.js';
 import { addRoute, type Api } from '../http/route.js';
 import { claimClientSlot, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
-import type { LiveBatch, LiveReadings } from './liveReadings.js';
+import { maxReplayReadings, type LiveBatch, type LiveReadings } from './liveReadings.js';
 import { numericFields } from './ingest/rules.js';
 import type { Reading } from './shape.js';
 import { requireStations } from './stationScope.js';
@@ -59,7 +59,7 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
         'with `param`, each reading as `timestamp`, `quality_flag` and that field). A comment line every ' +
         `${config.streamHeartbeatMs / 1000} s keeps proxies from closing an idle stream. Every event carries an id naming where the stream stands; ` +
         'a client that reconnects with it as `Last-Event-ID` (EventSource does) is given every batch it missed and none twice, for an hour after the last ' +
-        'one it received; later, an event `reset` says that readings may be missing (read /data/historical/ for them) and the stream goes on. ' +
+        `one it received and up to ${maxReplayReadings} readings; later or beyond, an event \`reset\` says that readings may be missing (read /data/historical/ for them) and the stream goes on from now. ` +
         `At most ${config.streamsPerClient} streams at a time per client address.`,
       query: streamQuerySchema,
       responses: {
@@ -72,29 +72,25 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
       await requireStations(db.pool, query.stations);
       claimClientSlot(ctx, 'stream', config.streamsPerClient, `at most ${config.streamsPerClient} live streams at a time per client; close one first`);
       const resumed = parsePosition(ctx.get('Last-Event-ID') || undefined);
-      const cursor = new Map([...(resumed?.cursor ?? [])].filter(([station]) => query.stations.includes(station)));
+      // A position older than the log holds replays nothing: the stream says so and starts from now, as it
+      // does for an id this service did not give.
+      const replayable = resumed !== null && Date.now() - resumed.at <= replayableMs;
+      const cursor = new Map(replayable ? [...resumed.cursor].filter(([station]) => query.stations.includes(station)) : []);
       const body = new PassThrough();
-      let at = resumed?.at ?? Date.now();
+      let at = replayable ? resumed.at : Date.now();
       const shape = (reading: Reading) => (query.param
         ? { timestamp: reading.timestamp, quality_flag: reading.quality_flag, [query.param]: reading[query.param] }
         : reading);
       // Clients reconnect after two seconds when the connection drops.
       body.write('retry: 2000\n\n');
-      if (resumed && Date.now() - resumed.at > replayableMs) {
+      if (resumed && !replayable) {
         body.write(event('reset', null, { detail: 'the stream resumed more than an hour after its last event: readings may be missing; read /data/historical/ for them' }));
       }
-      const unsubscribe = await live.subscribe({
-        stations: query.stations,
-        cursor,
-        send: (batch: LiveBatch) => {
-          at = batch.loggedAt;
-          body.write(event('readings', formatPosition(cursor, at), { station_id: batch.stationId, readings: batch.readings.map(shape) }));
-        },
-        end: () => body.end(),
-      });
-      body.write(event('ready', formatPosition(cursor, at), { stations: query.stations }));
+      let closed = false;
+      let unsubscribe = () => {};
       const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), config.streamHeartbeatMs);
       ctx.res.once('close', () => {
+        closed = true;
         clearInterval(heartbeat);
         unsubscribe();
       });
@@ -105,6 +101,35 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
       // A client that stops reading is cut after STREAM_STALL_MS; a stream has no other deadline.
       guardStream(ctx, body, { deadlineMs: Number.MAX_SAFE_INTEGER, stallMs: config.streamStallMs });
       ctx.body = body;
+      // Caught up once the answer has started: what a resumption missed is read a page at a time and sent as
+      // the client takes it, and at most maxReplayReadings of it.
+      void live.subscribe({
+        stations: query.stations,
+        cursor,
+        send: (batch: LiveBatch) => {
+          at = batch.loggedAt;
+          return body.write(event('readings', formatPosition(cursor, at), { station_id: batch.stationId, readings: batch.readings.map(shape) }));
+        },
+        drained: () => new Promise<void>((resolve) => {
+          if (closed || !body.writableNeedDrain) return resolve();
+          body.once('drain', resolve);
+          ctx.res.once('close', resolve);
+        }),
+        replayCut: () => {
+          body.write(event('reset', null, { detail: `more than ${maxReplayReadings} readings were missed: read /data/historical/ for them; the stream goes on from now` }));
+        },
+        end: () => body.end(),
+      }).then(
+        (stop) => {
+          if (closed) return stop();
+          unsubscribe = stop;
+          body.write(event('ready', formatPosition(cursor, at), { stations: query.stations }));
+        },
+        (error: unknown) => {
+          api.deps.log.warn({ err: error }, 'a live stream could not be caught up');
+          body.end();
+        },
+      );
     },
   );
 }

@@ -133,6 +133,39 @@ describeEngines('live readings stream', (env) => {
     }
   });
 
+  it('replays at most a bounded number of missed readings, as the client takes them, then says reset and goes on', async function () {
+    this.timeout(120_000);
+    const key = await stationWithKey(env(), 'live-bound');
+    // Three batches of 10,000: more than one resumption replays.
+    for (let b = 0; b < 3; b++) {
+      const batch = Array.from({ length: 10_000 }, (_, i) => ({ timestamp: minute(-40_000 + b * 10_000 + i), temperature_c: i % 40 }));
+      assert.equal((await postBatch(env(), key, { station_id: 'live-bound', readings: batch })).status, 201);
+    }
+    const stream = await openStream(streamUrl('stations=live-bound'), { 'Last-Event-ID': `live-bound:0;${Date.now() - 60_000}` });
+    try {
+      const reset = await stream.next((e) => e.event === 'reset', 60_000);
+      assert.match(JSON.parse(reset.data).detail, /more than 20000 readings were missed/);
+      await stream.next((e) => e.event === 'ready', 60_000);
+      const replayed = stream.events.filter((e) => e.event === 'readings').reduce((n, e) => n + batchOf(e).readings.length, 0);
+      assert.equal(replayed, 20_000, 'the whole batches that fit the bound');
+      // Then it goes on from now.
+      assert.equal((await postBatch(env(), key, { station_id: 'live-bound', readings: readings([95]) })).status, 201);
+      const next = batchOf(await stream.next((e) => e.event === 'readings' && batchOf(e).readings.some((r) => r.timestamp === minute(95)), 30_000));
+      assert.equal(next.readings.length, 1);
+    } finally {
+      stream.close();
+    }
+    // A position this service could not have given an hour ago replays nothing at all.
+    const ancient = await openStream(streamUrl('stations=live-bound'), { 'Last-Event-ID': 'live-bound:0;0' });
+    try {
+      await ancient.next((e) => e.event === 'reset');
+      await ancient.next((e) => e.event === 'ready');
+      assert.equal(ancient.events.filter((e) => e.event === 'readings').length, 0);
+    } finally {
+      ancient.close();
+    }
+  });
+
   it('answers a wrong request with a problem, and refuses a stream past STREAMS_PER_CLIENT', async () => {
     await stationWithKey(env(), 'live-limit');
     const unknown = await fetch(streamUrl('stations=live-limit,nowhere'));
