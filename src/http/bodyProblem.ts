@@ -1,4 +1,4 @@
-import { badRequest, payloadTooLarge, Problem, unsupportedMediaType } from './problem.js';
+import { badRequest, payloadTooLarge, Problem, requestTimeout, unsupportedMediaType } from './problem.js';
 
 /**
  * The problem for an error raised while reading or parsing a request body (raw-body's typed errors,
@@ -18,6 +18,7 @@ export function bodyProblem(error: Error & { type?: string; limit?: number; stat
     return payloadTooLarge(`the request body is larger than ${error.limit ?? 'the'} bytes this server accepts: split the batch`);
   }
   if (error.type === 'encoding.unsupported') return unsupportedMediaType('the request body uses a content encoding this server does not accept');
+  if (error.type === 'request.stalled') return requestTimeout('the request body stopped arriving: send it again');
   if (error.type === 'request.aborted' || error.type === 'request.size.invalid') {
     return badRequest('the request body ended before its announced length');
   }

@@ -47,6 +47,8 @@ export const unauthorized = (detail: string) =>
 
 export const forbidden = (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail);
 
+export const requestTimeout = (detail: string) => new Problem(408, 'request-timeout', 'Request Timeout', detail);
+
 export const payloadTooLarge = (detail: string) => new Problem(413, 'payload-too-large', 'Payload Too Large', detail);
 
 export const unsupportedMediaType = (detail: string) =>

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { describeEngines } from '../helpers/app.js';
+import type { Problem } from '../../src/http/problem.js';
+import { batchesPerAddress, batchesPerStation, createIngestFairness } from '../../src/readings/ingest/fairness.js';
 import { stationWithKey } from '../helpers/ingest.js';
 
 /** Sends headers and `first` of a body that never ends; resolves with the answer's status and body. */
@@ -55,5 +57,53 @@ describeEngines('a batch without a body', (env) => {
     }
     const other = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers: { 'Content-Type': 'text/plain', Authorization: `Token ${key}` } });
     assert.equal(other.status, 415);
+  });
+});
+
+describe('ingest shared fairly', () => {
+  it('takes at most batchesPerStation batches of one station and batchesPerAddress from one address at a time', () => {
+    const fairness = createIngestFairness();
+    const held = Array.from({ length: batchesPerStation }, () => fairness.claim('f-one', '10.0.0.1'));
+    assert.throws(() => fairness.claim('f-one', '10.0.0.2'), (error: Problem) => error.status === 429 && error.headers['Retry-After'] === '1');
+    // Another station from the same address is taken, up to the address's own bound.
+    const others = Array.from({ length: batchesPerAddress - batchesPerStation }, (_, i) => fairness.claim(`f-other-${i}`, '10.0.0.1'));
+    assert.throws(() => fairness.claim('f-last', '10.0.0.1'), /batches at a time from one address/);
+    held[0]!();
+    held[0]!();
+    fairness.claim('f-one', '10.0.0.2');
+    for (const release of others) release();
+    fairness.claim('f-last', '10.0.0.1');
+  });
+});
+
+describeEngines('a slow ingest body', (env) => {
+  it('is cut with a 408 when it stops arriving for STREAM_STALL_MS, and the station can post again', async function () {
+    this.timeout(60_000);
+    const key = await stationWithKey(env(), 'ib-slow');
+    const headers = { 'Content-Type': 'application/json', Authorization: `Token ${key}` };
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(new URL('/api/v1/ingest/environmental/', env().origin), { method: 'POST', headers: { ...headers, 'Transfer-Encoding': 'chunked' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode!);
+        request.destroy();
+      });
+      request.on('error', reject);
+      request.write('{"station_id":"ib-slow","readings":[');
+    });
+    assert.equal(status, 408);
+    const again = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers, body: JSON.stringify({ station_id: 'ib-slow', readings: [{ timestamp: '2026-01-01T00:00:00Z', temperature_c: 2 }] }) });
+    assert.equal(again.status, 201);
+  });
+}, { STREAM_STALL_MS: '500' });
+
+describeEngines('ingest requests with bad keys', (env) => {
+  it('are refused with a 429 past 30 a minute from one address, before the database is asked', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      const response = await env().get('/api/v1/ingest/environmental/', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Token guess_${i}` }, body: '{}' });
+      statuses.push(response.status);
+      await response.arrayBuffer();
+    }
+    assert.deepEqual(statuses, [...Array(30).fill(403), 429]);
   });
 });

@@ -18,7 +18,7 @@ function bodyError(message: string, type: string, status: number, limit?: number
  * its decoder is destroyed at once and whatever the client still sends is drained undecoded, so a small
  * compressed body can never make the service inflate more than `limit` bytes.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, stallMs = Infinity): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     const announced = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length']);
@@ -28,9 +28,18 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     let length = 0;
     let settled = false;
 
+    // A body that stops arriving for `stallMs` is cut, as a download whose client stops reading is: a slow
+    // upload cannot hold a connection of the ingest pool's callers for long.
+    let stall: NodeJS.Timeout | undefined;
+    const arrived = () => {
+      clearTimeout(stall);
+      if (stallMs !== Infinity) stall = setTimeout(() => finish(bodyError('request body stalled', 'request.stalled', 408)), stallMs);
+    };
     const finish = (error: BodyError | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(stall);
+      req.off('data', arrived);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('aborted', onAborted);
@@ -70,6 +79,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
     req.once('aborted', onAborted);
     req.on('error', onError);
+    req.on('data', arrived);
+    arrived();
     if (decoder) {
       decoder.on('data', onData);
       decoder.once('end', onEnd);

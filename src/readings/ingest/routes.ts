@@ -1,12 +1,14 @@
 import { bodyProblem } from '../../http/bodyProblem.js';
 import { addRoute, type Api } from '../../http/route.js';
-import { badRequest, forbidden, payloadTooLarge } from '../../http/problem.js';
+import { badRequest, forbidden, payloadTooLarge, Problem } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
 import { authenticateStation } from '../../stations/authenticate.js';
 import { stationExists } from '../../stations/queries.js';
-import { ingestFormat, ingestMediaTypes, parseBatch, type PostedBatch } from './batch.js';
+import type { Context } from 'koa';
+import { ingestFormat, ingestMediaTypes, parseBatch, type IngestFormat, type PostedBatch } from './batch.js';
 import { readBody } from './body.js';
 import { BatchEncoder } from './encoder.js';
+import { batchesPerAddress, batchesPerStation, createIngestFairness, failedKeysPerMinute } from './fairness.js';
 import { RowError } from './rules.js';
 import { ingestDocumentedBodySchema, ingestResultSchema } from './schema.js';
 import { storeBatch } from './store.js';
@@ -16,6 +18,7 @@ const maxErrorDetails = 100;
 
 export function addIngestRoutes(api: Api): void {
   const { config, db } = api.deps;
+  const fairness = createIngestFairness();
 
   addRoute(
     api,
@@ -43,39 +46,55 @@ export function addIngestRoutes(api: Api): void {
         400: { description: 'Empty readings, a station_id that is not the key\'s, a body that is not JSON or CSV as its type says (or does not decompress), a CSV quote never closed, or a `__proto__` key (or CSV column)' },
         401: { description: 'No Authorization: Token header' },
         403: { description: 'The key is unknown or revoked, or the station is unknown' },
+        408: { description: 'The body stopped arriving for STREAM_STALL_MS' },
         413: { description: 'Too many readings or too many bytes' },
         415: { description: 'The body is not application/json, application/x-ndjson or text/csv' },
+        429: { description: `More than ${batchesPerStation} batches of the station, or ${batchesPerAddress} from the address, at a time; or more than ${failedKeysPerMinute} requests with a missing or invalid key from the address in a minute. Retry-After says when to try again` },
       },
     },
     async (ctx) => {
       // 1. The key: nothing of the body is read before it is known.
-      const keyStation = await authenticateStation(ctx, db.pool);
-      const format = ingestFormat(ctx);
-      // 2. The batch: read whole, parsed by a general parser, each reading held to the rules.
-      const bytes = await readBody(ctx.req, config.ingestMaxBytes).catch((error: Error) => Promise.reject(bodyProblem(error)));
-      const posted = parseBatch(bytes, format);
-      await checkBatch(posted, keyStation);
-      // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would
-      // be the station's latest reading for good and make a dead station look fresh.
-      const encoder = new BatchEncoder(keyStation, Date.now() + config.ingestMaxFutureSeconds * 1000);
-      const errorDetails: { index: number; reason: string }[] = [];
-      let errors = 0;
-      posted.readings.forEach((reading, index) => {
-        try {
-          if (reading instanceof RowError) throw reading;
-          encoder.add(reading);
-        } catch (error) {
-          if (!(error instanceof RowError)) throw error;
-          errors++;
-          if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
-        }
+      fairness.checkAddress(ctx.ip);
+      const keyStation = await authenticateStation(ctx, db.pool).catch((error: unknown) => {
+        if (error instanceof Problem && (error.status === 401 || error.status === 403)) fairness.failed(ctx.ip);
+        throw error;
       });
-      // 3. The store: committed when it returns.
-      const stored = await storeBatch(db, keyStation, encoder.rows);
-      ctx.status = 201;
-      ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
+      const format = ingestFormat(ctx);
+      const release = fairness.claim(keyStation, ctx.ip);
+      try {
+        await takeBatch(ctx, keyStation, format);
+      } finally {
+        release();
+      }
     },
   );
+
+  /** Steps 2 and 3 of a batch whose key is known: read it, judge each reading, store it. */
+  async function takeBatch(ctx: Context, keyStation: string, format: IngestFormat): Promise<void> {
+    // 2. The batch: read whole, parsed by a general parser, each reading held to the rules.
+    const bytes = await readBody(ctx.req, config.ingestMaxBytes, config.streamStallMs).catch((error: Error) => Promise.reject(bodyProblem(error)));
+    const posted = parseBatch(bytes, format);
+    await checkBatch(posted, keyStation);
+    // A reading further ahead of the server's clock than the tolerance is a row error: stored, it would
+    // be the station's latest reading for good and make a dead station look fresh.
+    const encoder = new BatchEncoder(keyStation, Date.now() + config.ingestMaxFutureSeconds * 1000);
+    const errorDetails: { index: number; reason: string }[] = [];
+    let errors = 0;
+    posted.readings.forEach((reading, index) => {
+      try {
+        if (reading instanceof RowError) throw reading;
+        encoder.add(reading);
+      } catch (error) {
+        if (!(error instanceof RowError)) throw error;
+        errors++;
+        if (errorDetails.length < maxErrorDetails) errorDetails.push({ index, reason: error.message });
+      }
+    });
+    // 3. The store: committed when it returns.
+    const stored = await storeBatch(db, keyStation, encoder.rows);
+    ctx.status = 201;
+    ctx.body = { accepted: stored.accepted, duplicates: stored.duplicates, errors, error_details: errorDetails };
+  }
 
   /** The checks of a whole batch: not too many readings, and the station the key names. */
   async function checkBatch(posted: PostedBatch, keyStation: string): Promise<void> {
