@@ -29,6 +29,8 @@ function refuse(socket: Duplex, status: number, detail: string, extraHeaders = '
   const title = http.STATUS_CODES[status] ?? 'Error';
   const code = title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
   const body = JSON.stringify({ type: `urn:envmon:problem:${code}`, title, status, detail });
+  // Ended and then destroyed once written: a client that goes on sending (a header a second) must not
+  // hold the half-closed connection.
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\n` +
       'Content-Type: application/problem+json\r\n' +
@@ -40,5 +42,6 @@ function refuse(socket: Duplex, status: number, detail: string, extraHeaders = '
       extraHeaders +
       'Connection: close\r\n\r\n' +
       body,
+    () => socket.destroy(),
   );
 }
