@@ -55,6 +55,7 @@ const configSchema = z.object({
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
   DOWNLOAD_TIMEOUT_MS: integer(300_000, 100, 86_400_000),
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
+  DRAIN_SECONDS: integer(10, 1, 3600),
   AGGREGATE_CACHE_MB: integer(64, 0, 65_536),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -90,6 +91,8 @@ export type Config = {
   statementTimeoutMs: number;
   downloadTimeoutMs: number;
   rollupHealSeconds: number;
+  /** How long SIGTERM waits for requests in flight (downloads, ingests) before it cuts them and exits 1. */
+  drainSeconds: number;
   aggregateCacheMb: number;
   logLevel: string;
 };
@@ -144,6 +147,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,
     downloadTimeoutMs: s.DOWNLOAD_TIMEOUT_MS,
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,
+    drainSeconds: s.DRAIN_SECONDS,
     aggregateCacheMb: s.AGGREGATE_CACHE_MB,
     logLevel: s.LOG_LEVEL,
   };

@@ -11,7 +11,8 @@ import { parseCommandArgs } from './args.js';
 
 /**
  * `envmon serve [--demo]`: serves until SIGINT/SIGTERM, then stops accepting, lets in-flight requests
- * finish (ingests commit or roll back, downloads end) and resolves so that main closes the database.
+ * finish (ingests commit or roll back, downloads end) for up to DRAIN_SECONDS and resolves so that main
+ * closes the database and exits 0; past DRAIN_SECONDS it cuts them and exits 1.
  */
 export async function serveCommand(config: Config, db: Db, log: Logger, args: string[]): Promise<void> {
   const { values } = parseCommandArgs(args, { demo: { type: 'boolean' } }, []);
@@ -37,8 +38,12 @@ export async function serveCommand(config: Config, db: Db, log: Logger, args: st
       log.info({ signal }, 'draining in-flight requests');
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      // A second signal, or a drain that outlives 10 s, ends the process the hard way.
-      const force = setTimeout(() => process.exit(1), 10_000);
+      // A second signal, or a drain that outlives DRAIN_SECONDS, ends the process the hard way, with exit
+      // code 1: what was still in flight (a download being read slowly) is cut. A drain that finishes exits 0.
+      const force = setTimeout(() => {
+        log.warn({ drain_seconds: config.drainSeconds }, 'requests still in flight after the drain: cut');
+        process.exit(1);
+      }, config.drainSeconds * 1000);
       force.unref();
       process.once('SIGINT', () => process.exit(1));
       process.once('SIGTERM', () => process.exit(1));

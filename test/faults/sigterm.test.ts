@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { issueKey } from '../../src/stations/keys.js';
@@ -70,5 +71,34 @@ describeEngines('SIGTERM with ingests, downloads and a live stream in flight', (
           and ts >= ${new Date(batch.from).toISOString()} and ts < ${new Date(batch.from + 2000 * 60_000).toISOString()}`);
       assert.equal(stored, 2000, `${batch.station} batch from ${new Date(batch.from).toISOString()} acknowledged but not all there`);
     }
+  });
+});
+
+describeEngines('SIGTERM with a download its client reads too slowly', (env) => {
+  it('waits DRAIN_SECONDS for it, then cuts it and exits 1; with nothing in flight it exits 0', async function () {
+    this.timeout(90_000);
+    const { db } = env();
+    await addStation(db, 'drain-big');
+    await bulkFixture(env().databaseUrl, `
+      insert into readings (station_id, ts, temperature_c, quality_flag)
+      select 'drain-big', '2019-01-01'::timestamptz + i * interval '1 minute', 1, 'ok' from generate_series(1, 200000) as i`);
+    const serve = await spawnServe({ RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: env().databaseUrl, DRAIN_SECONDS: '2', LOG_LEVEL: 'warn' });
+    // A client that takes the first bytes and then reads no more: the download cannot finish.
+    const reader = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${serve.url}/api/v1/data/download/?station=drain-big`, { headers: { 'Accept-Encoding': 'identity' } }, (response) => {
+        response.once('data', () => {
+          response.pause();
+          resolve(response);
+        });
+      }).on('error', reject);
+    });
+    const code = await serve.stop();
+    assert.equal(code, 1, serve.stderr());
+    assert.match(serve.stderr(), /still in flight after the drain/);
+    reader.destroy();
+
+    const idle = await spawnServe({ RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: env().databaseUrl, DRAIN_SECONDS: '2' });
+    assert.equal((await fetch(`${idle.url}/api/v1/`)).status, 200);
+    assert.equal(await idle.stop(), 0, idle.stderr());
   });
 });
