@@ -42,20 +42,10 @@ export class CopyRows {
     buffer[this.length++] = fields & 0xff;
   }
 
-  writeByte(byte: number): void {
-    this.reserve(1)[this.length++] = byte;
-  }
-
-  /** Copies bytes of another buffer, with no length (the bytes of a field started with startJsonb). */
-  writeBytes(source: Buffer, start: number, end: number): void {
-    const buffer = this.reserve(end - start);
-    // Most pieces are a key or a word: a loop copies those faster than a call into the runtime.
-    if (end - start > 64) {
-      source.copy(buffer, this.length, start, end);
-      this.length += end - start;
-    } else {
-      for (let k = start; k < end; k++) buffer[this.length++] = source[k]!;
-    }
+  /** Copies bytes of another buffer, with no length. */
+  private writeBytes(source: Buffer, start: number, end: number): void {
+    source.copy(this.reserve(end - start), this.length, start, end);
+    this.length += end - start;
   }
 
   /** A null field. */
@@ -106,32 +96,14 @@ export class CopyRows {
     this.writeBytes(source, start, end);
   }
 
-  /** A jsonb field of JSON text, or null. */
+  /** A jsonb field of JSON text, or null: its version byte, then the text. */
   writeJsonb(json: string | null): void {
     if (json === null) return this.writeNull();
-    const at = this.startJsonb();
-    this.reserve(Buffer.byteLength(json));
-    this.length += this.buffer.write(json, this.length, 'utf8');
-    this.endField(at);
-  }
-
-  /** Starts a jsonb field whose bytes are written next (its version byte written here); endField ends it. */
-  startJsonb(): number {
-    const at = this.startField();
-    this.writeByte(jsonbVersion);
-    return at;
-  }
-
-  /** Starts a field whose length is known once its bytes are written: where endField writes it. */
-  private startField(): number {
-    const at = this.length;
-    this.writeInt32(0);
-    return at;
-  }
-
-  /** Ends the field started at `at`: its length written there, which the bytes after it give. */
-  endField(at: number): void {
-    this.buffer.writeInt32BE(this.length - at - 4, at);
+    const bytes = Buffer.byteLength(json);
+    this.writeInt32(1 + bytes);
+    const buffer = this.reserve(1 + bytes);
+    buffer[this.length++] = jsonbVersion;
+    this.length += buffer.write(json, this.length, 'utf8');
   }
 
   /** Ends the row being written as the row of the reading at `ms`. */
