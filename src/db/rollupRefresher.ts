@@ -35,6 +35,12 @@ export type RefresherOptions = {
 
 const noop = async () => {};
 
+/**
+ * The session advisory lock every refresh of the rollups holds (envmon_refresh_rollups takes it too):
+ * TimescaleDB refuses overlapping refreshes of one continuous aggregate.
+ */
+export const refreshLockKey = 7301946500;
+
 export function createRollupRefresher(url: string, options: RefresherOptions): RollupRefresher {
   const pool = new pg.Pool({
     connectionString: url,
@@ -89,13 +95,13 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
         order by 1`, [station, first, lastSeen.toString()])).rows;
       if (months.length === 0) continue;
       options.log?.error({ station, months: months.map((m) => m.bucket.toISOString()) }, 'monthly rollup differed from the readings after a refresh; refreshing those months again');
-      await client.query('select pg_advisory_lock(7301946500)');
+      await client.query('select pg_advisory_lock($1)', [refreshLockKey]);
       try {
         for (const { bucket } of months) {
           await client.query(`call refresh_continuous_aggregate('readings_monthly', $1::timestamptz, $1::timestamptz + interval '1 month', force => true)`, [bucket]);
         }
       } finally {
-        await client.query('select pg_advisory_unlock(7301946500)');
+        await client.query('select pg_advisory_unlock($1)', [refreshLockKey]);
       }
     }
   };

@@ -1,6 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
+import { refreshLockKey } from '../db/rollupRefresher.js';
 import { lockStationExclusively } from './overrides.js';
 
 /** The rollup levels, finest first: each timescale level is materialised from the one before it. */
@@ -59,14 +60,14 @@ export async function remakeBuckets(db: Db, rollup: string, width: string, diffe
       where bucket + ${width}::interval <= time_bucket(${width}::interval, envmon_rollup_horizon())`);
     const buckets = [...new Set(materialised)];
     await db.pool.connect(async (connection) => {
-      await connection.query(sql.type(z.object({}))`select pg_advisory_lock(7301946500)`);
+      await connection.query(sql.type(z.object({}))`select pg_advisory_lock(${refreshLockKey}::bigint)`);
       try {
         for (const bucket of buckets) {
           await connection.query(sql.type(z.object({}))`
             call refresh_continuous_aggregate(${rollup}::regclass, ${bucket}::timestamptz, ${bucket}::timestamptz + ${width}::interval, force => true)`);
         }
       } finally {
-        await connection.query(sql.type(z.object({}))`select pg_advisory_unlock(7301946500)`);
+        await connection.query(sql.type(z.object({}))`select pg_advisory_unlock(${refreshLockKey}::bigint)`);
       }
     });
   }
