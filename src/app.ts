@@ -10,6 +10,7 @@ import { addLiveRoutes } from './readings/liveRoutes.js';
 import { addReadingRoutes } from './readings/routes.js';
 import { addStationListRoute } from './readings/stationList.js';
 import type { Deps } from './http/deps.js';
+import { answerEscapedErrors } from './http/escapedErrors.js';
 import { compression, identityWhenNothingAccepted } from './http/middleware/compression.js';
 import { conditionalGet, etagPerEncoding } from './http/middleware/etags.js';
 import { problems } from './http/middleware/problems.js';
@@ -75,6 +76,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   // Errors after a response has started (a download whose client went away) reach Koa's 'error' event,
   // whose default handler prints to stderr: log them instead, quietly when the client simply left.
   app.silent = true;
+  answerEscapedErrors(app);
   app.on('error', (error: { code?: string }, ctx?: { state?: { requestId?: string } }) => {
     const gone = error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE';
     deps.log[gone ? 'debug' : 'error']({ err: error, req_id: ctx?.state?.requestId }, gone ? 'client went away' : 'response failed');
