@@ -27,7 +27,10 @@ const ingestPrefix = '/api/v1/ingest/';
  * live streams' subscriptions, which `live.close()` ends (before the server drains).
  */
 export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings } {
-  const app = new Koa({ proxy: deps.config.trustProxy });
+  // Behind proxies that append to X-Forwarded-For, the client is the entry the outermost trusted one added:
+  // Koa takes the leftmost of the last `maxIpsCount` entries; anything further left the client wrote.
+  const hops = deps.config.trustProxyHops;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   const api = createApi(deps);
   // New readings for live streams: listens on the database while anyone subscribes.
   const live = createLiveReadings(deps.db, deps.log);

@@ -38,7 +38,12 @@ const configSchema = z.object({
   PUBLIC_URL: url(['http:', 'https:']).default('http://localhost:8000'),
   REDIS_URL: optional(url(['redis:', 'rediss:'])),
   RATE_LIMIT_PER_MINUTE: integer(120, 0, 1_000_000),
-  TRUST_PROXY: z.enum(['true', 'false']).default('false'),
+  // How many proxies of one's own append to X-Forwarded-For: `true` is one, `false` none.
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value) => (value === 'true' ? '1' : value === 'false' ? '0' : value))
+    .pipe(z.coerce.number({ invalid_type_error: 'must be true, false or a number of proxies from 0 to 16' }).int('must be true, false or a number of proxies from 0 to 16').min(0, 'must be true, false or a number of proxies from 0 to 16').max(16, 'must be true, false or a number of proxies from 0 to 16')),
   DEFAULT_STATION: optional(z.string().min(1)),
   INGEST_MAX_READINGS: integer(10_000, 1, 1_000_000),
   INGEST_MAX_BYTES: integer(5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
@@ -74,7 +79,11 @@ export type Config = {
   baseUrl: string;
   redisUrl: string | undefined;
   rateLimitPerMinute: number;
-  trustProxy: boolean;
+  /**
+   * The proxies of one's own in front of the service, each appending the address it saw to
+   * X-Forwarded-For: the client is the address the outermost of them saw (that many entries from the right).
+   */
+  trustProxyHops: number;
   defaultStation: string | undefined;
   ingestMaxReadings: number;
   ingestMaxBytes: number;
@@ -130,7 +139,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     baseUrl: `${publicUrl}/api/v1`,
     redisUrl: s.REDIS_URL,
     rateLimitPerMinute: s.RATE_LIMIT_PER_MINUTE,
-    trustProxy: s.TRUST_PROXY === 'true',
+    trustProxyHops: s.TRUST_PROXY,
     defaultStation: s.DEFAULT_STATION,
     ingestMaxReadings: s.INGEST_MAX_READINGS,
     ingestMaxBytes: s.INGEST_MAX_BYTES,
