@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { Engine } from '../config.js';
+import { ConnectionLostError } from './errors.js';
 
 const sqlDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
 
@@ -31,6 +32,11 @@ export async function listMigrations(engine: Engine): Promise<Migration[]> {
  */
 export async function migrate(pool: pg.Pool, engine: Engine): Promise<string[]> {
   const client = await pool.connect();
+  // The connection ended under a query (the server restarted, the backend was terminated): what the
+  // query then reports says only that the client cannot be used, so the loss itself is what is thrown.
+  let lost: unknown;
+  const onError = (error: unknown) => (lost ??= error);
+  client.on('error', onError);
   const applied: string[] = [];
   try {
     await client.query('select pg_advisory_lock($1)', [migrationLockKey]);
@@ -55,14 +61,18 @@ export async function migrate(pool: pg.Pool, engine: Engine): Promise<string[]> 
         await client.query(text);
         await client.query('commit');
       } catch (error) {
-        await client.query('rollback');
-        throw new MigrationError(migration.name, error);
+        await client.query('rollback').catch(() => {});
+        throw new MigrationError(migration.name, lost ? new ConnectionLostError(lost) : error);
       }
       applied.push(migration.name);
     }
+  } catch (error) {
+    if (lost && !(error instanceof MigrationError)) throw new ConnectionLostError(lost);
+    throw error;
   } finally {
     await client.query('select pg_advisory_unlock($1)', [migrationLockKey]).catch(() => {});
-    client.release();
+    client.off('error', onError);
+    client.release(lost ? true : undefined);
   }
   return applied;
 }

@@ -25,21 +25,25 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   if (embedded?.sharedWith) log.info({ pid: embedded.sharedWith }, 'using the embedded PostgreSQL that a running envmon serves');
   const url = config.databaseUrl ?? embedded!.url;
   try {
-    const probe = await createSlonikPool(url, { poolSize: 1, statementTimeoutMs: config.statementTimeoutMs });
-    let engine;
-    try {
-      engine = await resolveEngine(probe, config.engine);
-    } finally {
-      await probe.end();
-    }
-    const migrator = new pg.Pool({ connectionString: withUtc(url), max: 1 });
-    try {
-      const applied = await migrate(migrator, engine);
-      if (applied.length > 0) log.info({ applied, engine }, 'migrations applied');
-    } finally {
-      await migrator.end();
-    }
-    const db = await createDb(url, engine, poolOptionsFrom(config, log));
+    const db = await withStartupRetries(log, async () => {
+      const probe = await createSlonikPool(url, { poolSize: 1, statementTimeoutMs: config.statementTimeoutMs });
+      let engine;
+      try {
+        engine = await resolveEngine(probe, config.engine);
+      } finally {
+        await probe.end();
+      }
+      const migrator = new pg.Pool({ connectionString: withUtc(url), max: 1 });
+      // A connection the server ends (a restart, a terminated backend) is reported by the query it fails.
+      migrator.on('error', () => {});
+      try {
+        const applied = await migrate(migrator, engine);
+        if (applied.length > 0) log.info({ applied, engine }, 'migrations applied');
+      } finally {
+        await migrator.end();
+      }
+      return createDb(url, engine, poolOptionsFrom(config, log));
+    });
     return {
       db,
       close: async () => {
@@ -54,6 +58,38 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     }
     throw error;
   }
+}
+
+// Errors that say no server is there at all: trying again only delays the one line the operator needs.
+const unreachable = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+
+const startupAttempts = 5;
+
+/**
+ * Runs the start-up steps again, from the first, when the database ended a connection under them (a
+ * restart, an administrator's pg_terminate_backend): a server keeps running through the same, so
+ * starting must too. A warning line per retry; at most `startupAttempts` tries, a second apart and more.
+ * Migrations are each one transaction, so a step cut half-way left nothing to undo.
+ */
+async function withStartupRetries<T>(log: Logger, start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      const retry = attempt < startupAttempts && classifyDatabaseError(error) === 'unavailable' && !unreachable.has(socketCode(error) ?? '');
+      if (!retry) throw error;
+      log.warn({ attempt, of: startupAttempts, reason: rootMessage(error) }, 'the database ended a connection during start-up; starting again');
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    }
+  }
+}
+
+function socketCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && !/^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
 }
 
 function rootMessage(error: unknown): string {
