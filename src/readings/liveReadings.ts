@@ -19,8 +19,17 @@ export type Subscriber = {
   send: (batch: LiveBatch) => boolean;
   /** Resolves once the subscriber's buffer has room again. */
   drained: () => Promise<void>;
+  /** The client went away: nothing more is read for it. */
+  gone: () => boolean;
+  /** Bytes given and not yet taken by the client. */
+  buffered: () => number;
   /** The replay of missed batches passed `maxReplayReadings`: the subscriber goes on from now. */
   replayCut: () => void;
+  /**
+   * The client fell behind by more than its share of memory: its subscription has ended, and its answer
+   * must end too (its client resumes from the last event it took, replayed under backpressure).
+   */
+  overrun: () => void;
   /** The service is stopping: the subscriber's answer ends. */
   end: () => void;
 };
@@ -40,7 +49,10 @@ export type LiveReadings = {
  * What the stream needs of one station: its subscribers, the newest batch this instance knows of, and a
  * chain on which everything about it happens in turn, so that each subscriber gets its batches in order.
  */
-type Feed = { subscribers: Set<Subscriber>; known: number; chain: Promise<void> };
+/** The readings a resumption may still replay over all its stations; `cut` once one did not fit. */
+type Allowance = { left: number; cut: boolean };
+
+type Feed = { subscribers: Set<Subscriber>; known: number; chain: Promise<void>; joining: number };
 
 export const readingsChannel = 'envmon_readings';
 
@@ -50,6 +62,17 @@ export const readingsChannel = 'envmon_readings';
  * a resumption takes, not the memory it holds.
  */
 export const maxReplayReadings = 20_000;
+
+/** Resumptions replaying at once on this instance; more wait their turn, so replays hold bounded memory. */
+export const maxConcurrentReplays = 4;
+
+/**
+ * What one stream may hold of new readings its client has not taken, and what all of an instance's
+ * streams may hold together: a stream past either is ended (its client resumes from its last event,
+ * replayed under backpressure), so that clients that stop reading cannot fill the memory.
+ */
+export const streamBufferBytes = 4 * 1024 * 1024;
+export const streamsBufferBytes = 64 * 1024 * 1024;
 
 /**
  * New readings as they commit, for every subscriber on this instance, whichever instance stored them:
@@ -77,7 +100,9 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
       for (const entry of logged) {
         const batch = await batchOf(stationId, entry);
         feed.known = entry.version;
-        for (const subscriber of feed.subscribers) deliver(subscriber, batch);
+        for (const subscriber of feed.subscribers) {
+          if (!deliver(subscriber, batch) && overran(subscriber)) endOverrun(subscriber);
+        }
       }
       if (logged.length < logPageSize) return;
     }
@@ -93,6 +118,60 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
     if ((subscriber.cursor.get(batch.stationId) ?? Infinity) >= batch.version) return true;
     subscriber.cursor.set(batch.stationId, batch.version);
     return subscriber.send(batch);
+  };
+
+  const subscriptions = new Map<Subscriber, () => void>();
+
+  /** The subscriber holds more than its share, or all streams together more than theirs and it some of it. */
+  const overran = (subscriber: Subscriber): boolean => {
+    const held = subscriber.buffered();
+    if (held > streamBufferBytes) return true;
+    let total = 0;
+    for (const other of subscriptions.keys()) total += other.buffered();
+    return held > 0 && total > streamsBufferBytes;
+  };
+
+  const endOverrun = (subscriber: Subscriber) => {
+    subscriptions.get(subscriber)?.();
+    subscriber.overrun();
+  };
+
+  // Resumptions waiting for one of the maxConcurrentReplays turns.
+  let replaying = 0;
+  const waiting: (() => void)[] = [];
+  const replayTurn = async (): Promise<() => void> => {
+    if (replaying >= maxConcurrentReplays) await new Promise<void>((resolve) => waiting.push(resolve));
+    else replaying++;
+    // A turn handed over keeps the count: the next in line takes it as it is.
+    return () => {
+      const next = waiting.shift();
+      if (next) next();
+      else replaying--;
+    };
+  };
+
+  /**
+   * Gives the subscriber, for it alone, the batches of a station after its position up to `until`, a
+   * page of the log at a time, waiting for its client to take each when `wait`, and takes their readings
+   * from `allowance`. False when the next batch did not fit the allowance (the subscriber is told once,
+   * and goes on from now) or the client went away.
+   */
+  const replay = async (subscriber: Subscriber, stationId: string, until: number, allowance: Allowance, wait: boolean): Promise<boolean> => {
+    for (;;) {
+      const logged = await readLogSince(db.readPool, stationId, subscriber.cursor.get(stationId)!);
+      for (const entry of logged) {
+        if (entry.version > until) return true;
+        if (allowance.cut || entry.readings > allowance.left) {
+          if (!allowance.cut) subscriber.replayCut();
+          allowance.cut = true;
+          return false;
+        }
+        allowance.left -= entry.readings;
+        if (!deliver(subscriber, await batchOf(stationId, entry)) && wait) await subscriber.drained();
+        if (subscriber.gone()) return false;
+      }
+      if (logged.length < logPageSize) return true;
+    }
   };
 
   const ensureListening = () => {
@@ -112,7 +191,7 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
   const feedOf = (stationId: string, current: number): Feed => {
     let feed = feeds.get(stationId);
     if (!feed) {
-      feed = { subscribers: new Set(), known: current, chain: Promise.resolve() };
+      feed = { subscribers: new Set(), known: current, chain: Promise.resolve(), joining: 0 };
       feeds.set(stationId, feed);
     }
     return feed;
@@ -124,49 +203,51 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
       // Read after listening began: a batch committed from here on is both notified and above this mark.
       const current = await readCurrentVersions(db.readPool, subscriber.stations);
       const attached: [string, Feed][] = [];
-      await Promise.all(subscriber.stations.map((stationId) => {
-        const feed = feedOf(stationId, current.get(stationId) ?? 0);
+      const allowance: Allowance = { left: maxReplayReadings, cut: false };
+      await Promise.all(subscriber.stations.map(async (stationId) => {
+        const mark = current.get(stationId) ?? 0;
+        // Kept while the subscriber joins, though its other subscribers leave meanwhile.
+        const feed = feedOf(stationId, mark);
+        feed.joining++;
         attached.push([stationId, feed]);
-        return enqueue(stationId, feed, async () => {
+        try {
           // A position past the station's newest batch names none that exists: the stream goes on from now.
           const given = subscriber.cursor.get(stationId);
-          const from = given === undefined || given > (current.get(stationId) ?? 0) ? undefined : given;
-          if (from === undefined) {
-            subscriber.cursor.set(stationId, feed.known);
-          } else {
-            // Resuming: the batches it missed, read for it alone a page at a time and sent as its client
-            // takes them, then it goes on with everyone. Past the bound it goes on from now.
-            let replayed = 0;
-            for (let more = true; more;) {
-              const logged = await readLogSince(db.readPool, stationId, subscriber.cursor.get(stationId)!);
-              for (const entry of logged) {
-                if (entry.version > feed.known) break;
-                if (replayed + entry.readings > maxReplayReadings) {
-                  subscriber.cursor.set(stationId, feed.known);
-                  subscriber.replayCut();
-                  more = false;
-                  break;
-                }
-                replayed += entry.readings;
-                if (!deliver(subscriber, await batchOf(stationId, entry))) await subscriber.drained();
-              }
-              more &&= logged.length === logPageSize && logged.at(-1)!.version < feed.known;
+          const resuming = given !== undefined && given <= mark;
+          if (resuming && given < mark) {
+            // What it missed up to the mark is read for it alone, off the station's chain (whose other
+            // subscribers go on meanwhile), at most maxReplayReadings over all its stations.
+            const done = await replayTurn();
+            try {
+              await replay(subscriber, stationId, mark, allowance, true);
+            } finally {
+              done();
             }
           }
-          feed.subscribers.add(subscriber);
-        });
+          await enqueue(stationId, feed, async () => {
+            // Then, on the chain, what committed during that replay, and it goes on with everyone.
+            const caughtUp = resuming && !allowance.cut && (await replay(subscriber, stationId, feed.known, allowance, false));
+            if (!caughtUp) subscriber.cursor.set(stationId, feed.known);
+            feed.subscribers.add(subscriber);
+          });
+        } finally {
+          feed.joining--;
+        }
       }));
-      for (const [stationId, feed] of attached) void pump(stationId, feed);
-      return () => {
+      const unsubscribe = () => {
+        subscriptions.delete(subscriber);
         for (const [stationId, feed] of attached) {
           feed.subscribers.delete(subscriber);
-          if (feed.subscribers.size === 0 && feeds.get(stationId) === feed) feeds.delete(stationId);
+          if (feed.subscribers.size === 0 && feed.joining === 0 && feeds.get(stationId) === feed) feeds.delete(stationId);
         }
         if (feeds.size === 0 && listener) {
           void listener.close();
           listener = null;
         }
       };
+      subscriptions.set(subscriber, unsubscribe);
+      for (const [stationId, feed] of attached) void pump(stationId, feed);
+      return unsubscribe;
     },
     close: async () => {
       const subscribers = new Set([...feeds.values()].flatMap((feed) => [...feed.subscribers]));

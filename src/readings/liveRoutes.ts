@@ -115,6 +115,12 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
           body.once('drain', resolve);
           ctx.res.once('close', resolve);
         }),
+        gone: () => closed,
+        buffered: () => body.writableLength + body.readableLength + ctx.res.writableLength,
+        overrun: () => {
+          // No id: the client resumes from the last event it took, and what it missed is replayed as it reads.
+          body.end(event('reset', null, { detail: 'this client fell too far behind the readings: reconnect with its Last-Event-ID to resume' }));
+        },
         replayCut: () => {
           body.write(event('reset', null, { detail: `more than ${maxReplayReadings} readings were missed: read /data/historical/ for them; the stream goes on from now` }));
         },

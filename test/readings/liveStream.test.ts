@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { anotherInstance, describeEngines } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { eventually } from '../helpers/rollups.js';
 import { openStream, type SseEvent } from '../helpers/sse.js';
 
 // Minutes of the last two hours, so that every batch is live on timescale too (above the horizon).
@@ -184,3 +186,47 @@ describeEngines('live readings stream', (env) => {
     }
   });
 }, { STREAMS_PER_CLIENT: '2', STREAM_HEARTBEAT_SECONDS: '1' });
+
+describeEngines('a live stream whose client stops reading', (env) => {
+  it('is ended with a reset once it holds more than its share, long before STREAM_STALL_MS, and its client can resume', async function () {
+    this.timeout(180_000);
+    const key = await stationWithKey(env(), 'live-idle');
+    const { origin } = env();
+    // A client that takes the first events, then stops reading: the socket's buffers fill, then the server's.
+    const answer = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${origin}/api/v1/data/stream/?stations=live-idle`, resolve).on('error', reject);
+    });
+    const chunks: Buffer[] = [];
+    let ended = false;
+    answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+    answer.on('end', () => (ended = true));
+    await eventually(async () => assert.ok(Buffer.concat(chunks).toString().includes('event: ready')), 30_000, 20);
+    answer.pause();
+    // Far more than the socket buffers and the stream's share together: 40 batches of 10,000 whole readings.
+    let posted = 0;
+    for (let b = 0; b < 40; b++) {
+      const batch = Array.from({ length: 10_000 }, (_, i) => ({ timestamp: new Date(base - (b * 10_000 + i + 1) * 1_000).toISOString(), temperature_c: i % 40, humidity_rh: 50, pm2_5: 3 }));
+      assert.equal((await postBatch(env(), key, { station_id: 'live-idle', readings: batch })).status, 201);
+      posted += 10_000;
+    }
+    answer.resume();
+    await eventually(async () => assert.ok(ended, 'the stream ended'), 120_000, 50);
+    const text = Buffer.concat(chunks).toString();
+    const events = text.split('\n\n').filter((block) => block.startsWith('event: '));
+    const last = events.at(-1)!;
+    assert.match(last, /^event: reset\n/);
+    assert.match(last, /fell too far behind/);
+    const given = events.filter((block) => block.startsWith('event: readings')).length;
+    assert.ok(given < 40, `${given} of 40 batches were given before the stream ended`);
+    // The id of the last event it took resumes it, with what it missed replayed as it reads.
+    const lastId = /id: (.*)\n/.exec(events.filter((block) => block.includes('\nid: ')).at(-1)!)![1]!;
+    const resumed = await openStream(`${origin}/api/v1/data/stream/?stations=live-idle`, { 'Last-Event-ID': lastId });
+    try {
+      await resumed.next((e) => e.event === 'ready', 120_000);
+      const replayed = resumed.events.filter((e) => e.event === 'readings').reduce((n, e) => n + batchOf(e).readings.length, 0);
+      assert.ok(replayed > 0 && replayed <= 20_000, `${replayed} of ${posted} readings replayed`);
+    } finally {
+      resumed.close();
+    }
+  });
+}, { STREAM_STALL_MS: '3600000' });
