@@ -36,26 +36,25 @@ export function guardStream(ctx: Context, body: Readable, limits: { deadlineMs: 
   body.once('error', () => res.destroy());
 }
 
-const slotsByClient = new Map<string, number>();
+/** Takes one of a client address's concurrent slots until the answer closes. */
+export type ClientSlots = (ctx: Context) => void;
 
 /**
- * Takes one of the client address's `limit` concurrent slots of `kind` (downloads, live streams) until
- * the answer closes; throws a 429 problem when they are all taken, so that one client cannot hold every
- * connection of its kind.
+ * A client address's `limit` concurrent slots of one kind (downloads, live streams), counted for one app:
+ * claiming one holds it until the answer closes, and throws a 429 problem saying `detail` when they are
+ * all taken, so that one client cannot hold every connection of its kind.
  */
-export function claimClientSlot(ctx: Context, kind: string, limit: number, detail: string): void {
-  const key = `${kind} ${ctx.ip}`;
-  const held = slotsByClient.get(key) ?? 0;
-  if (held >= limit) throw tooManyRequests(detail, 5);
-  slotsByClient.set(key, held + 1);
-  ctx.res.once('close', () => {
-    const left = (slotsByClient.get(key) ?? 1) - 1;
-    if (left > 0) slotsByClient.set(key, left);
-    else slotsByClient.delete(key);
-  });
-}
-
-/** One of the client's `limit` download slots (claimClientSlot). */
-export function claimDownloadSlot(ctx: Context, limit: number): void {
-  claimClientSlot(ctx, 'download', limit, `at most ${limit} downloads at a time per client; wait for one to finish`);
+export function clientSlots(limit: number, detail: string): ClientSlots {
+  const held = new Map<string, number>();
+  return (ctx) => {
+    const key = ctx.ip;
+    const taken = held.get(key) ?? 0;
+    if (taken >= limit) throw tooManyRequests(detail, 5);
+    held.set(key, taken + 1);
+    ctx.res.once('close', () => {
+      const left = (held.get(key) ?? 1) - 1;
+      if (left > 0) held.set(key, left);
+      else held.delete(key);
+    });
+  };
 }

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { cachePolicy } from '../http/cachePolicy.js';
 import { stationListSchema } from '../http/params.js';
 import { addRoute, type Api } from '../http/route.js';
-import { claimClientSlot, guardStream } from '../http/streamGuard.js';
+import { clientSlots, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { maxReplayReadings, type LiveBatch, type LiveReadings } from './liveReadings.js';
 import { numericFields } from './ingest/rules.js';
@@ -48,6 +48,7 @@ const event = (name: string, id: string | null, data: unknown) => `event: ${name
 
 export function addLiveRoutes(api: Api, live: LiveReadings): void {
   const { config, db } = api.deps;
+  const claimStreamSlot = clientSlots(config.streamsPerClient, `at most ${config.streamsPerClient} live streams at a time per client; close one first`);
   addRoute(
     api,
     {
@@ -70,7 +71,7 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
     },
     async (ctx, { query }) => {
       await requireStations(db.pool, query.stations);
-      claimClientSlot(ctx, 'stream', config.streamsPerClient, `at most ${config.streamsPerClient} live streams at a time per client; close one first`);
+      claimStreamSlot(ctx);
       const resumed = parsePosition(ctx.get('Last-Event-ID') || undefined);
       // A position older than the log holds replays nothing: the stream says so and starts from now, as it
       // does for an id this service did not give.

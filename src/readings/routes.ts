@@ -3,7 +3,7 @@ import { readCurrent } from '../db/rollupsCurrent.js';
 import { addRoute, type Api } from '../http/route.js';
 import { cachePolicy } from '../http/cachePolicy.js';
 import { notFound } from '../http/problem.js';
-import { claimDownloadSlot, guardStream } from '../http/streamGuard.js';
+import { clientSlots, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { createAggregateReader } from './aggregateCache.js';
 import { aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './aggregateOutputs.js';
@@ -46,6 +46,7 @@ const compareSchema = z
 
 export function addReadingRoutes(api: Api): void {
   const { config, db } = api.deps;
+  const claimDownloadSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} downloads at a time per client; wait for one to finish`);
   // Partners' charts ask for the same stations' latest readings over and over, many at once.
   const latestReading = coalesce((stationId: string) => findLatestReading(db.readPool, stationId));
   const readAggregate = createAggregateReader(db, config.aggregateCacheMb * 1024 * 1024);
@@ -180,7 +181,7 @@ export function addReadingRoutes(api: Api): void {
       // Checked before the first byte: once the CSV streams, the status cannot change.
       const stationIds = query.stations ?? [stationParam(query.station, config.defaultStation)];
       await requireStations(db.pool, stationIds);
-      claimDownloadSlot(ctx, config.downloadsPerClient);
+      claimDownloadSlot(ctx);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
       const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) };
