@@ -5,7 +5,7 @@ import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { EngineError, readRecordedEngine, resolveEngine } from '../../src/db/engine.js';
-import { listMigrations, migrate } from '../../src/db/migrate.js';
+import { listFunctions, listMigrations, migrate } from '../../src/db/migrate.js';
 import { createDb } from '../../src/db/pool.js';
 import { describeEngines } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
@@ -38,6 +38,22 @@ describeEngines('migrations', (env) => {
       await pool.end();
     }
     assert.deepEqual(await db.pool.anyFirst(catalogSnapshot), before);
+  });
+
+  it('applies the function files again when their text differs from what was applied, and not otherwise', async () => {
+    const { databaseUrl, engine } = env();
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+    try {
+      // A database whose functions an earlier release left otherwise: one altered, the record of them stale.
+      await pool.query(`create or replace function envmon_state_m2(double precision[]) returns double precision language sql immutable parallel safe strict as $$select 0::float8$$`);
+      await pool.query(`update envmon_settings set value = 'from an earlier release' where key = 'functions_sha256'`);
+      const applied = await migrate(pool, engine);
+      assert.deepEqual(applied, (await listFunctions(engine)).map((f) => f.name));
+      assert.equal((await pool.query('select envmon_state_m2(array[1, 2, 3]::float8[]) as m2')).rows[0].m2, 3);
+      assert.deepEqual(await migrate(pool, engine), []);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('keeps the recorded engine and refuses a DB_ENGINE that contradicts it', async () => {

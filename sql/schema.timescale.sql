@@ -1,0 +1,1231 @@
+-- The schema a fresh database has after `envmon migrate`, written by `npm run schema`.
+
+-- tables
+
+table education_programmes (
+  slug text not null,
+  title text not null,
+  programme_type text not null,
+  summary text not null default ''::text,
+  position integer not null default 0,
+  search tsvector generated always as ((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, summary), 'B'::"char"))) stored
+)
+
+table envmon_migrations (
+  name text not null,
+  applied_at timestamp with time zone not null default now()
+)
+
+table envmon_settings (
+  key text not null,
+  value text not null
+)
+
+table instruments (
+  slug text not null,
+  name text not null,
+  description text not null default ''::text,
+  search tsvector generated always as ((setweight(to_tsvector('english'::regconfig, name), 'A'::"char") || setweight(to_tsvector('english'::regconfig, description), 'B'::"char"))) stored
+)
+
+table note_programmes (
+  note_slug text not null,
+  programme_slug text not null,
+  position integer not null default 0
+)
+
+table notes (
+  slug text not null,
+  title text not null,
+  note_type text not null,
+  date date not null,
+  location text not null default ''::text,
+  summary text not null default ''::text,
+  body text not null default ''::text,
+  latitude double precision,
+  longitude double precision,
+  altitude_m double precision,
+  tags text[] not null default '{}'::text[],
+  search tsvector generated always as (((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, ((summary || ' '::text) || envmon_words(tags))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, ((location || ' '::text) || body)), 'C'::"char"))) stored
+)
+
+table programme_instruments (
+  programme_slug text not null,
+  instrument_slug text not null,
+  position integer not null default 0
+)
+
+table programme_team (
+  programme_slug text not null,
+  team_slug text not null,
+  position integer not null default 0
+)
+
+table publication_authors (
+  publication_id integer not null,
+  team_slug text not null,
+  role text not null default ''::text,
+  position integer not null default 0
+)
+
+table publication_programmes (
+  publication_id integer not null,
+  programme_slug text not null
+)
+
+table publications (
+  id integer not null,
+  title text not null,
+  authors text not null,
+  journal text not null default ''::text,
+  year integer not null,
+  pub_type text not null,
+  provenance text not null,
+  doi text,
+  open_access_url text,
+  abstract text,
+  plain_language_summary text,
+  search tsvector generated always as (((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, ((COALESCE(abstract, ''::text) || ' '::text) || COALESCE(plain_language_summary, ''::text))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, ((authors || ' '::text) || journal)), 'C'::"char"))) stored
+)
+
+table quality_overrides (
+  id bigint not null,
+  station_id text not null,
+  from_ts timestamp with time zone not null,
+  to_ts timestamp with time zone not null,
+  flag text not null,
+  reason text not null,
+  created_at timestamp with time zone not null default now()
+)
+
+table reading_log (
+  station_id text not null,
+  version bigint not null,
+  logged_at timestamp with time zone not null default now(),
+  readings integer not null,
+  runs bigint[] not null
+)
+
+table readings (
+  station_id text not null,
+  ts timestamp with time zone not null,
+  temperature_c double precision,
+  humidity_rh double precision,
+  pressure_hpa double precision,
+  altitude_m double precision,
+  pm1_0 double precision,
+  pm2_5 double precision,
+  pm10 double precision,
+  co2_ppm double precision,
+  co_ppm double precision,
+  uv_index double precision,
+  quality_flag text not null default 'ok'::text,
+  firmware_version text,
+  module_data jsonb
+)
+
+table research_programmes (
+  slug text not null,
+  title text not null,
+  status text not null,
+  summary text not null default ''::text,
+  position integer not null default 0,
+  search tsvector generated always as ((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, summary), 'B'::"char"))) stored
+)
+
+table rollup_backlog (
+  id bigint not null default nextval('rollup_backlog_id_seq'::regclass),
+  station_id text not null,
+  first_ts timestamp with time zone not null
+)
+
+table station_keys (
+  key_id text not null,
+  station_id text not null,
+  key_hash bytea not null,
+  created_at timestamp with time zone not null default now(),
+  revoked_at timestamp with time zone,
+  label text
+)
+
+table station_latest (
+  station_id text not null,
+  ts timestamp with time zone not null,
+  version bigint not null default nextval('station_data_version'::regclass),
+  first_ts timestamp with time zone,
+  settled_version bigint not null default nextval('station_data_version'::regclass),
+  settled_before timestamp with time zone not null default date_trunc('day'::text, now(), 'UTC'::text)
+)
+
+table stations (
+  station_id text not null,
+  name text not null,
+  location_name text not null default ''::text,
+  altitude_m double precision not null default 0,
+  latitude double precision,
+  longitude double precision,
+  status text not null default 'active'::text,
+  created_at timestamp with time zone not null default now(),
+  updated_at timestamp with time zone not null default now(),
+  interval_seconds integer not null default 60
+)
+
+table team_members (
+  slug text not null,
+  name text not null,
+  role text not null,
+  orcid text,
+  research_areas text[] not null default '{}'::text[],
+  bio text not null default ''::text,
+  position integer not null default 0,
+  search tsvector generated always as (((setweight(to_tsvector('english'::regconfig, name), 'A'::"char") || setweight(to_tsvector('english'::regconfig, ((role || ' '::text) || envmon_words(research_areas))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, bio), 'C'::"char"))) stored
+)
+
+-- constraints
+
+constraint education_programmes_pkey on education_programmes: PRIMARY KEY (slug)
+
+constraint education_programmes_programme_type_check on education_programmes: CHECK ((programme_type = ANY (ARRAY['residency'::text, 'fellowship'::text, 'camp'::text, 'teacher-development'::text])))
+
+constraint education_programmes_slug_check on education_programmes: CHECK ((slug ~ '^[a-z0-9][a-z0-9-]*$'::text))
+
+constraint envmon_migrations_pkey on envmon_migrations: PRIMARY KEY (name)
+
+constraint envmon_settings_pkey on envmon_settings: PRIMARY KEY (key)
+
+constraint instruments_pkey on instruments: PRIMARY KEY (slug)
+
+constraint instruments_slug_check on instruments: CHECK ((slug ~ '^[a-z0-9][a-z0-9-]*$'::text))
+
+constraint note_programmes_note_slug_fkey on note_programmes: FOREIGN KEY (note_slug) REFERENCES notes(slug) ON DELETE CASCADE
+
+constraint note_programmes_pkey on note_programmes: PRIMARY KEY (note_slug, programme_slug)
+
+constraint note_programmes_programme_slug_fkey on note_programmes: FOREIGN KEY (programme_slug) REFERENCES research_programmes(slug) ON DELETE CASCADE
+
+constraint notes_latitude_check on notes: CHECK (((latitude >= ('-90'::integer)::double precision) AND (latitude <= (90)::double precision)))
+
+constraint notes_longitude_check on notes: CHECK (((longitude >= ('-180'::integer)::double precision) AND (longitude <= (180)::double precision)))
+
+constraint notes_note_type_check on notes: CHECK ((note_type = ANY (ARRAY['field'::text, 'build'::text, 'observation'::text, 'analysis'::text, 'experiment'::text])))
+
+constraint notes_pkey on notes: PRIMARY KEY (slug)
+
+constraint notes_slug_check on notes: CHECK ((slug ~ '^[a-z0-9][a-z0-9-]*$'::text))
+
+constraint programme_instruments_instrument_slug_fkey on programme_instruments: FOREIGN KEY (instrument_slug) REFERENCES instruments(slug) ON DELETE CASCADE
+
+constraint programme_instruments_pkey on programme_instruments: PRIMARY KEY (programme_slug, instrument_slug)
+
+constraint programme_instruments_programme_slug_fkey on programme_instruments: FOREIGN KEY (programme_slug) REFERENCES research_programmes(slug) ON DELETE CASCADE
+
+constraint programme_team_pkey on programme_team: PRIMARY KEY (programme_slug, team_slug)
+
+constraint programme_team_programme_slug_fkey on programme_team: FOREIGN KEY (programme_slug) REFERENCES research_programmes(slug) ON DELETE CASCADE
+
+constraint programme_team_team_slug_fkey on programme_team: FOREIGN KEY (team_slug) REFERENCES team_members(slug) ON DELETE CASCADE
+
+constraint publication_authors_pkey on publication_authors: PRIMARY KEY (publication_id, team_slug)
+
+constraint publication_authors_publication_id_fkey on publication_authors: FOREIGN KEY (publication_id) REFERENCES publications(id) ON DELETE CASCADE
+
+constraint publication_authors_team_slug_fkey on publication_authors: FOREIGN KEY (team_slug) REFERENCES team_members(slug) ON DELETE CASCADE
+
+constraint publication_programmes_pkey on publication_programmes: PRIMARY KEY (publication_id, programme_slug)
+
+constraint publication_programmes_programme_slug_fkey on publication_programmes: FOREIGN KEY (programme_slug) REFERENCES research_programmes(slug) ON DELETE CASCADE
+
+constraint publication_programmes_publication_id_fkey on publication_programmes: FOREIGN KEY (publication_id) REFERENCES publications(id) ON DELETE CASCADE
+
+constraint publications_id_check on publications: CHECK ((id > 0))
+
+constraint publications_pkey on publications: PRIMARY KEY (id)
+
+constraint publications_provenance_check on publications: CHECK ((provenance = ANY (ARRAY['own'::text, 'collaborative'::text, 'affiliate'::text])))
+
+constraint publications_pub_type_check on publications: CHECK ((pub_type = ANY (ARRAY['peer-reviewed'::text, 'preprint'::text, 'report'::text, 'data-paper'::text, 'public-writing'::text])))
+
+constraint publications_year_check on publications: CHECK (((year >= 1800) AND (year <= 2200)))
+
+constraint quality_overrides_check on quality_overrides: CHECK ((from_ts <= to_ts))
+
+constraint quality_overrides_flag_check on quality_overrides: CHECK ((flag = ANY (ARRAY['ok'::text, 'suspect'::text, 'invalid'::text])))
+
+constraint quality_overrides_pkey on quality_overrides: PRIMARY KEY (id)
+
+constraint quality_overrides_station_id_fkey on quality_overrides: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
+
+constraint reading_log_pkey on reading_log: PRIMARY KEY (station_id, version)
+
+constraint readings_pkey on readings: PRIMARY KEY (station_id, ts)
+
+constraint readings_quality_flag_check on readings: CHECK ((quality_flag = ANY (ARRAY['ok'::text, 'suspect'::text, 'invalid'::text])))
+
+constraint research_programmes_pkey on research_programmes: PRIMARY KEY (slug)
+
+constraint research_programmes_slug_check on research_programmes: CHECK ((slug ~ '^[a-z0-9][a-z0-9-]*$'::text))
+
+constraint research_programmes_status_check on research_programmes: CHECK ((status = ANY (ARRAY['active'::text, 'completed'::text, 'planned'::text])))
+
+constraint rollup_backlog_pkey on rollup_backlog: PRIMARY KEY (id)
+
+constraint station_keys_key_hash_key on station_keys: UNIQUE (key_hash)
+
+constraint station_keys_label_check on station_keys: CHECK ((length(label) <= 200))
+
+constraint station_keys_pkey on station_keys: PRIMARY KEY (key_id)
+
+constraint station_keys_station_id_fkey on station_keys: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
+
+constraint station_latest_pkey on station_latest: PRIMARY KEY (station_id)
+
+constraint stations_interval_seconds_check on stations: CHECK (((interval_seconds >= 1) AND (interval_seconds <= 86400)))
+
+constraint stations_latitude_check on stations: CHECK (((latitude >= ('-90'::integer)::double precision) AND (latitude <= (90)::double precision)))
+
+constraint stations_longitude_check on stations: CHECK (((longitude >= ('-180'::integer)::double precision) AND (longitude <= (180)::double precision)))
+
+constraint stations_name_check on stations: CHECK ((name <> ''::text))
+
+constraint stations_pkey on stations: PRIMARY KEY (station_id)
+
+constraint stations_station_id_check on stations: CHECK ((station_id ~ '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'::text))
+
+constraint stations_status_check on stations: CHECK ((status = ANY (ARRAY['active'::text, 'offline'::text, 'planned'::text, 'maintenance'::text])))
+
+constraint team_members_orcid_check on team_members: CHECK ((orcid ~ '^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$'::text))
+
+constraint team_members_pkey on team_members: PRIMARY KEY (slug)
+
+constraint team_members_slug_check on team_members: CHECK ((slug ~ '^[a-z0-9][a-z0-9-]*$'::text))
+
+-- indexes
+
+CREATE UNIQUE INDEX education_programmes_pkey ON public.education_programmes USING btree (slug)
+
+CREATE INDEX education_programmes_search_idx ON public.education_programmes USING gin (search)
+
+CREATE UNIQUE INDEX envmon_migrations_pkey ON public.envmon_migrations USING btree (name)
+
+CREATE UNIQUE INDEX envmon_settings_pkey ON public.envmon_settings USING btree (key)
+
+CREATE UNIQUE INDEX instruments_pkey ON public.instruments USING btree (slug)
+
+CREATE INDEX instruments_search_idx ON public.instruments USING gin (search)
+
+CREATE UNIQUE INDEX note_programmes_pkey ON public.note_programmes USING btree (note_slug, programme_slug)
+
+CREATE INDEX note_programmes_programme_idx ON public.note_programmes USING btree (programme_slug)
+
+CREATE INDEX notes_date_idx ON public.notes USING btree (date DESC, slug)
+
+CREATE UNIQUE INDEX notes_pkey ON public.notes USING btree (slug)
+
+CREATE INDEX notes_search_idx ON public.notes USING gin (search)
+
+CREATE INDEX notes_type_date_idx ON public.notes USING btree (note_type, date DESC)
+
+CREATE UNIQUE INDEX programme_instruments_pkey ON public.programme_instruments USING btree (programme_slug, instrument_slug)
+
+CREATE UNIQUE INDEX programme_team_pkey ON public.programme_team USING btree (programme_slug, team_slug)
+
+CREATE INDEX programme_team_team_idx ON public.programme_team USING btree (team_slug)
+
+CREATE UNIQUE INDEX publication_authors_pkey ON public.publication_authors USING btree (publication_id, team_slug)
+
+CREATE UNIQUE INDEX publication_programmes_pkey ON public.publication_programmes USING btree (publication_id, programme_slug)
+
+CREATE INDEX publication_programmes_programme_idx ON public.publication_programmes USING btree (programme_slug)
+
+CREATE UNIQUE INDEX publications_pkey ON public.publications USING btree (id)
+
+CREATE INDEX publications_search_idx ON public.publications USING gin (search)
+
+CREATE INDEX publications_year_idx ON public.publications USING btree (year DESC, id DESC)
+
+CREATE UNIQUE INDEX quality_overrides_pkey ON public.quality_overrides USING btree (id)
+
+CREATE INDEX quality_overrides_station_idx ON public.quality_overrides USING btree (station_id, from_ts, to_ts)
+
+CREATE UNIQUE INDEX reading_log_pkey ON public.reading_log USING btree (station_id, version)
+
+CREATE UNIQUE INDEX readings_pkey ON public.readings USING btree (station_id, ts)
+
+CREATE INDEX readings_ts_idx ON public.readings USING btree (ts DESC)
+
+CREATE UNIQUE INDEX research_programmes_pkey ON public.research_programmes USING btree (slug)
+
+CREATE INDEX research_programmes_search_idx ON public.research_programmes USING gin (search)
+
+CREATE UNIQUE INDEX rollup_backlog_pkey ON public.rollup_backlog USING btree (id)
+
+CREATE INDEX rollup_backlog_station ON public.rollup_backlog USING btree (station_id)
+
+CREATE UNIQUE INDEX station_keys_key_hash_key ON public.station_keys USING btree (key_hash)
+
+CREATE UNIQUE INDEX station_keys_pkey ON public.station_keys USING btree (key_id)
+
+CREATE INDEX station_keys_station_id_idx ON public.station_keys USING btree (station_id)
+
+CREATE UNIQUE INDEX station_latest_pkey ON public.station_latest USING btree (station_id)
+
+CREATE UNIQUE INDEX stations_pkey ON public.stations USING btree (station_id)
+
+CREATE UNIQUE INDEX team_members_pkey ON public.team_members USING btree (slug)
+
+CREATE INDEX team_members_search_idx ON public.team_members USING gin (search)
+
+-- views
+
+view readings_daily as
+ SELECT _materialized_hypertable_8.station_id,
+    _materialized_hypertable_8.bucket,
+    _materialized_hypertable_8.quality_flag,
+    _materialized_hypertable_8.n,
+    _materialized_hypertable_8.temperature_c_count,
+    _materialized_hypertable_8.temperature_c_sum,
+    _materialized_hypertable_8.temperature_c_min,
+    _materialized_hypertable_8.temperature_c_max,
+    _materialized_hypertable_8.temperature_c_m2,
+    _materialized_hypertable_8.humidity_rh_count,
+    _materialized_hypertable_8.humidity_rh_sum,
+    _materialized_hypertable_8.humidity_rh_min,
+    _materialized_hypertable_8.humidity_rh_max,
+    _materialized_hypertable_8.humidity_rh_m2,
+    _materialized_hypertable_8.pressure_hpa_count,
+    _materialized_hypertable_8.pressure_hpa_sum,
+    _materialized_hypertable_8.pressure_hpa_min,
+    _materialized_hypertable_8.pressure_hpa_max,
+    _materialized_hypertable_8.pressure_hpa_m2,
+    _materialized_hypertable_8.pm1_0_count,
+    _materialized_hypertable_8.pm1_0_sum,
+    _materialized_hypertable_8.pm1_0_min,
+    _materialized_hypertable_8.pm1_0_max,
+    _materialized_hypertable_8.pm1_0_m2,
+    _materialized_hypertable_8.pm2_5_count,
+    _materialized_hypertable_8.pm2_5_sum,
+    _materialized_hypertable_8.pm2_5_min,
+    _materialized_hypertable_8.pm2_5_max,
+    _materialized_hypertable_8.pm2_5_m2,
+    _materialized_hypertable_8.pm10_count,
+    _materialized_hypertable_8.pm10_sum,
+    _materialized_hypertable_8.pm10_min,
+    _materialized_hypertable_8.pm10_max,
+    _materialized_hypertable_8.pm10_m2,
+    _materialized_hypertable_8.co2_ppm_count,
+    _materialized_hypertable_8.co2_ppm_sum,
+    _materialized_hypertable_8.co2_ppm_min,
+    _materialized_hypertable_8.co2_ppm_max,
+    _materialized_hypertable_8.co2_ppm_m2,
+    _materialized_hypertable_8.co_ppm_count,
+    _materialized_hypertable_8.co_ppm_sum,
+    _materialized_hypertable_8.co_ppm_min,
+    _materialized_hypertable_8.co_ppm_max,
+    _materialized_hypertable_8.co_ppm_m2,
+    _materialized_hypertable_8.uv_index_count,
+    _materialized_hypertable_8.uv_index_sum,
+    _materialized_hypertable_8.uv_index_min,
+    _materialized_hypertable_8.uv_index_max,
+    _materialized_hypertable_8.uv_index_m2
+   FROM _timescaledb_internal._materialized_hypertable_8
+  WHERE _materialized_hypertable_8.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(8)), '-infinity'::timestamp with time zone)
+UNION ALL
+ SELECT readings_hourly.station_id,
+    time_bucket('1 day'::interval, readings_hourly.bucket) AS bucket,
+    readings_hourly.quality_flag,
+    sum(readings_hourly.n)::bigint AS n,
+    sum(readings_hourly.temperature_c_count)::bigint AS temperature_c_count,
+    sum(readings_hourly.temperature_c_sum) AS temperature_c_sum,
+    min(readings_hourly.temperature_c_min) AS temperature_c_min,
+    max(readings_hourly.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[readings_hourly.temperature_c_count::double precision, COALESCE(readings_hourly.temperature_c_sum, 0::double precision), readings_hourly.temperature_c_m2]) AS temperature_c_m2,
+    sum(readings_hourly.humidity_rh_count)::bigint AS humidity_rh_count,
+    sum(readings_hourly.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_hourly.humidity_rh_min) AS humidity_rh_min,
+    max(readings_hourly.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[readings_hourly.humidity_rh_count::double precision, COALESCE(readings_hourly.humidity_rh_sum, 0::double precision), readings_hourly.humidity_rh_m2]) AS humidity_rh_m2,
+    sum(readings_hourly.pressure_hpa_count)::bigint AS pressure_hpa_count,
+    sum(readings_hourly.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_hourly.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_hourly.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[readings_hourly.pressure_hpa_count::double precision, COALESCE(readings_hourly.pressure_hpa_sum, 0::double precision), readings_hourly.pressure_hpa_m2]) AS pressure_hpa_m2,
+    sum(readings_hourly.pm1_0_count)::bigint AS pm1_0_count,
+    sum(readings_hourly.pm1_0_sum) AS pm1_0_sum,
+    min(readings_hourly.pm1_0_min) AS pm1_0_min,
+    max(readings_hourly.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[readings_hourly.pm1_0_count::double precision, COALESCE(readings_hourly.pm1_0_sum, 0::double precision), readings_hourly.pm1_0_m2]) AS pm1_0_m2,
+    sum(readings_hourly.pm2_5_count)::bigint AS pm2_5_count,
+    sum(readings_hourly.pm2_5_sum) AS pm2_5_sum,
+    min(readings_hourly.pm2_5_min) AS pm2_5_min,
+    max(readings_hourly.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[readings_hourly.pm2_5_count::double precision, COALESCE(readings_hourly.pm2_5_sum, 0::double precision), readings_hourly.pm2_5_m2]) AS pm2_5_m2,
+    sum(readings_hourly.pm10_count)::bigint AS pm10_count,
+    sum(readings_hourly.pm10_sum) AS pm10_sum,
+    min(readings_hourly.pm10_min) AS pm10_min,
+    max(readings_hourly.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[readings_hourly.pm10_count::double precision, COALESCE(readings_hourly.pm10_sum, 0::double precision), readings_hourly.pm10_m2]) AS pm10_m2,
+    sum(readings_hourly.co2_ppm_count)::bigint AS co2_ppm_count,
+    sum(readings_hourly.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_hourly.co2_ppm_min) AS co2_ppm_min,
+    max(readings_hourly.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[readings_hourly.co2_ppm_count::double precision, COALESCE(readings_hourly.co2_ppm_sum, 0::double precision), readings_hourly.co2_ppm_m2]) AS co2_ppm_m2,
+    sum(readings_hourly.co_ppm_count)::bigint AS co_ppm_count,
+    sum(readings_hourly.co_ppm_sum) AS co_ppm_sum,
+    min(readings_hourly.co_ppm_min) AS co_ppm_min,
+    max(readings_hourly.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[readings_hourly.co_ppm_count::double precision, COALESCE(readings_hourly.co_ppm_sum, 0::double precision), readings_hourly.co_ppm_m2]) AS co_ppm_m2,
+    sum(readings_hourly.uv_index_count)::bigint AS uv_index_count,
+    sum(readings_hourly.uv_index_sum) AS uv_index_sum,
+    min(readings_hourly.uv_index_min) AS uv_index_min,
+    max(readings_hourly.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[readings_hourly.uv_index_count::double precision, COALESCE(readings_hourly.uv_index_sum, 0::double precision), readings_hourly.uv_index_m2]) AS uv_index_m2
+   FROM readings_hourly
+  WHERE readings_hourly.bucket >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(8)), '-infinity'::timestamp with time zone)
+  GROUP BY readings_hourly.station_id, (time_bucket('1 day'::interval, readings_hourly.bucket)), readings_hourly.quality_flag;
+
+view readings_hourly as
+ SELECT _materialized_hypertable_7.station_id,
+    _materialized_hypertable_7.bucket,
+    _materialized_hypertable_7.quality_flag,
+    _materialized_hypertable_7.n,
+    _materialized_hypertable_7.temperature_c_count,
+    _materialized_hypertable_7.temperature_c_sum,
+    _materialized_hypertable_7.temperature_c_min,
+    _materialized_hypertable_7.temperature_c_max,
+    _materialized_hypertable_7.temperature_c_m2,
+    _materialized_hypertable_7.humidity_rh_count,
+    _materialized_hypertable_7.humidity_rh_sum,
+    _materialized_hypertable_7.humidity_rh_min,
+    _materialized_hypertable_7.humidity_rh_max,
+    _materialized_hypertable_7.humidity_rh_m2,
+    _materialized_hypertable_7.pressure_hpa_count,
+    _materialized_hypertable_7.pressure_hpa_sum,
+    _materialized_hypertable_7.pressure_hpa_min,
+    _materialized_hypertable_7.pressure_hpa_max,
+    _materialized_hypertable_7.pressure_hpa_m2,
+    _materialized_hypertable_7.pm1_0_count,
+    _materialized_hypertable_7.pm1_0_sum,
+    _materialized_hypertable_7.pm1_0_min,
+    _materialized_hypertable_7.pm1_0_max,
+    _materialized_hypertable_7.pm1_0_m2,
+    _materialized_hypertable_7.pm2_5_count,
+    _materialized_hypertable_7.pm2_5_sum,
+    _materialized_hypertable_7.pm2_5_min,
+    _materialized_hypertable_7.pm2_5_max,
+    _materialized_hypertable_7.pm2_5_m2,
+    _materialized_hypertable_7.pm10_count,
+    _materialized_hypertable_7.pm10_sum,
+    _materialized_hypertable_7.pm10_min,
+    _materialized_hypertable_7.pm10_max,
+    _materialized_hypertable_7.pm10_m2,
+    _materialized_hypertable_7.co2_ppm_count,
+    _materialized_hypertable_7.co2_ppm_sum,
+    _materialized_hypertable_7.co2_ppm_min,
+    _materialized_hypertable_7.co2_ppm_max,
+    _materialized_hypertable_7.co2_ppm_m2,
+    _materialized_hypertable_7.co_ppm_count,
+    _materialized_hypertable_7.co_ppm_sum,
+    _materialized_hypertable_7.co_ppm_min,
+    _materialized_hypertable_7.co_ppm_max,
+    _materialized_hypertable_7.co_ppm_m2,
+    _materialized_hypertable_7.uv_index_count,
+    _materialized_hypertable_7.uv_index_sum,
+    _materialized_hypertable_7.uv_index_min,
+    _materialized_hypertable_7.uv_index_max,
+    _materialized_hypertable_7.uv_index_m2
+   FROM _timescaledb_internal._materialized_hypertable_7
+  WHERE _materialized_hypertable_7.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(7)), '-infinity'::timestamp with time zone)
+UNION ALL
+ SELECT readings.station_id,
+    time_bucket('01:00:00'::interval, readings.ts) AS bucket,
+    readings.quality_flag,
+    count(*) AS n,
+    count(readings.temperature_c) AS temperature_c_count,
+    sum(readings.temperature_c) AS temperature_c_sum,
+    min(readings.temperature_c) AS temperature_c_min,
+    max(readings.temperature_c) AS temperature_c_max,
+    envmon_m2(readings.temperature_c) AS temperature_c_m2,
+    count(readings.humidity_rh) AS humidity_rh_count,
+    sum(readings.humidity_rh) AS humidity_rh_sum,
+    min(readings.humidity_rh) AS humidity_rh_min,
+    max(readings.humidity_rh) AS humidity_rh_max,
+    envmon_m2(readings.humidity_rh) AS humidity_rh_m2,
+    count(readings.pressure_hpa) AS pressure_hpa_count,
+    sum(readings.pressure_hpa) AS pressure_hpa_sum,
+    min(readings.pressure_hpa) AS pressure_hpa_min,
+    max(readings.pressure_hpa) AS pressure_hpa_max,
+    envmon_m2(readings.pressure_hpa) AS pressure_hpa_m2,
+    count(readings.pm1_0) AS pm1_0_count,
+    sum(readings.pm1_0) AS pm1_0_sum,
+    min(readings.pm1_0) AS pm1_0_min,
+    max(readings.pm1_0) AS pm1_0_max,
+    envmon_m2(readings.pm1_0) AS pm1_0_m2,
+    count(readings.pm2_5) AS pm2_5_count,
+    sum(readings.pm2_5) AS pm2_5_sum,
+    min(readings.pm2_5) AS pm2_5_min,
+    max(readings.pm2_5) AS pm2_5_max,
+    envmon_m2(readings.pm2_5) AS pm2_5_m2,
+    count(readings.pm10) AS pm10_count,
+    sum(readings.pm10) AS pm10_sum,
+    min(readings.pm10) AS pm10_min,
+    max(readings.pm10) AS pm10_max,
+    envmon_m2(readings.pm10) AS pm10_m2,
+    count(readings.co2_ppm) AS co2_ppm_count,
+    sum(readings.co2_ppm) AS co2_ppm_sum,
+    min(readings.co2_ppm) AS co2_ppm_min,
+    max(readings.co2_ppm) AS co2_ppm_max,
+    envmon_m2(readings.co2_ppm) AS co2_ppm_m2,
+    count(readings.co_ppm) AS co_ppm_count,
+    sum(readings.co_ppm) AS co_ppm_sum,
+    min(readings.co_ppm) AS co_ppm_min,
+    max(readings.co_ppm) AS co_ppm_max,
+    envmon_m2(readings.co_ppm) AS co_ppm_m2,
+    count(readings.uv_index) AS uv_index_count,
+    sum(readings.uv_index) AS uv_index_sum,
+    min(readings.uv_index) AS uv_index_min,
+    max(readings.uv_index) AS uv_index_max,
+    envmon_m2(readings.uv_index) AS uv_index_m2
+   FROM readings
+  WHERE readings.ts >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(7)), '-infinity'::timestamp with time zone)
+  GROUP BY readings.station_id, (time_bucket('01:00:00'::interval, readings.ts)), readings.quality_flag;
+
+view readings_monthly as
+ SELECT _materialized_hypertable_10.station_id,
+    _materialized_hypertable_10.bucket,
+    _materialized_hypertable_10.quality_flag,
+    _materialized_hypertable_10.n,
+    _materialized_hypertable_10.temperature_c_count,
+    _materialized_hypertable_10.temperature_c_sum,
+    _materialized_hypertable_10.temperature_c_min,
+    _materialized_hypertable_10.temperature_c_max,
+    _materialized_hypertable_10.temperature_c_m2,
+    _materialized_hypertable_10.humidity_rh_count,
+    _materialized_hypertable_10.humidity_rh_sum,
+    _materialized_hypertable_10.humidity_rh_min,
+    _materialized_hypertable_10.humidity_rh_max,
+    _materialized_hypertable_10.humidity_rh_m2,
+    _materialized_hypertable_10.pressure_hpa_count,
+    _materialized_hypertable_10.pressure_hpa_sum,
+    _materialized_hypertable_10.pressure_hpa_min,
+    _materialized_hypertable_10.pressure_hpa_max,
+    _materialized_hypertable_10.pressure_hpa_m2,
+    _materialized_hypertable_10.pm1_0_count,
+    _materialized_hypertable_10.pm1_0_sum,
+    _materialized_hypertable_10.pm1_0_min,
+    _materialized_hypertable_10.pm1_0_max,
+    _materialized_hypertable_10.pm1_0_m2,
+    _materialized_hypertable_10.pm2_5_count,
+    _materialized_hypertable_10.pm2_5_sum,
+    _materialized_hypertable_10.pm2_5_min,
+    _materialized_hypertable_10.pm2_5_max,
+    _materialized_hypertable_10.pm2_5_m2,
+    _materialized_hypertable_10.pm10_count,
+    _materialized_hypertable_10.pm10_sum,
+    _materialized_hypertable_10.pm10_min,
+    _materialized_hypertable_10.pm10_max,
+    _materialized_hypertable_10.pm10_m2,
+    _materialized_hypertable_10.co2_ppm_count,
+    _materialized_hypertable_10.co2_ppm_sum,
+    _materialized_hypertable_10.co2_ppm_min,
+    _materialized_hypertable_10.co2_ppm_max,
+    _materialized_hypertable_10.co2_ppm_m2,
+    _materialized_hypertable_10.co_ppm_count,
+    _materialized_hypertable_10.co_ppm_sum,
+    _materialized_hypertable_10.co_ppm_min,
+    _materialized_hypertable_10.co_ppm_max,
+    _materialized_hypertable_10.co_ppm_m2,
+    _materialized_hypertable_10.uv_index_count,
+    _materialized_hypertable_10.uv_index_sum,
+    _materialized_hypertable_10.uv_index_min,
+    _materialized_hypertable_10.uv_index_max,
+    _materialized_hypertable_10.uv_index_m2
+   FROM _timescaledb_internal._materialized_hypertable_10
+  WHERE _materialized_hypertable_10.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(10)), '-infinity'::timestamp with time zone)
+UNION ALL
+ SELECT readings_daily.station_id,
+    time_bucket('1 mon'::interval, readings_daily.bucket) AS bucket,
+    readings_daily.quality_flag,
+    sum(readings_daily.n)::bigint AS n,
+    sum(readings_daily.temperature_c_count)::bigint AS temperature_c_count,
+    sum(readings_daily.temperature_c_sum) AS temperature_c_sum,
+    min(readings_daily.temperature_c_min) AS temperature_c_min,
+    max(readings_daily.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[readings_daily.temperature_c_count::double precision, COALESCE(readings_daily.temperature_c_sum, 0::double precision), readings_daily.temperature_c_m2]) AS temperature_c_m2,
+    sum(readings_daily.humidity_rh_count)::bigint AS humidity_rh_count,
+    sum(readings_daily.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_daily.humidity_rh_min) AS humidity_rh_min,
+    max(readings_daily.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[readings_daily.humidity_rh_count::double precision, COALESCE(readings_daily.humidity_rh_sum, 0::double precision), readings_daily.humidity_rh_m2]) AS humidity_rh_m2,
+    sum(readings_daily.pressure_hpa_count)::bigint AS pressure_hpa_count,
+    sum(readings_daily.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_daily.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_daily.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[readings_daily.pressure_hpa_count::double precision, COALESCE(readings_daily.pressure_hpa_sum, 0::double precision), readings_daily.pressure_hpa_m2]) AS pressure_hpa_m2,
+    sum(readings_daily.pm1_0_count)::bigint AS pm1_0_count,
+    sum(readings_daily.pm1_0_sum) AS pm1_0_sum,
+    min(readings_daily.pm1_0_min) AS pm1_0_min,
+    max(readings_daily.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm1_0_count::double precision, COALESCE(readings_daily.pm1_0_sum, 0::double precision), readings_daily.pm1_0_m2]) AS pm1_0_m2,
+    sum(readings_daily.pm2_5_count)::bigint AS pm2_5_count,
+    sum(readings_daily.pm2_5_sum) AS pm2_5_sum,
+    min(readings_daily.pm2_5_min) AS pm2_5_min,
+    max(readings_daily.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm2_5_count::double precision, COALESCE(readings_daily.pm2_5_sum, 0::double precision), readings_daily.pm2_5_m2]) AS pm2_5_m2,
+    sum(readings_daily.pm10_count)::bigint AS pm10_count,
+    sum(readings_daily.pm10_sum) AS pm10_sum,
+    min(readings_daily.pm10_min) AS pm10_min,
+    max(readings_daily.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm10_count::double precision, COALESCE(readings_daily.pm10_sum, 0::double precision), readings_daily.pm10_m2]) AS pm10_m2,
+    sum(readings_daily.co2_ppm_count)::bigint AS co2_ppm_count,
+    sum(readings_daily.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_daily.co2_ppm_min) AS co2_ppm_min,
+    max(readings_daily.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[readings_daily.co2_ppm_count::double precision, COALESCE(readings_daily.co2_ppm_sum, 0::double precision), readings_daily.co2_ppm_m2]) AS co2_ppm_m2,
+    sum(readings_daily.co_ppm_count)::bigint AS co_ppm_count,
+    sum(readings_daily.co_ppm_sum) AS co_ppm_sum,
+    min(readings_daily.co_ppm_min) AS co_ppm_min,
+    max(readings_daily.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[readings_daily.co_ppm_count::double precision, COALESCE(readings_daily.co_ppm_sum, 0::double precision), readings_daily.co_ppm_m2]) AS co_ppm_m2,
+    sum(readings_daily.uv_index_count)::bigint AS uv_index_count,
+    sum(readings_daily.uv_index_sum) AS uv_index_sum,
+    min(readings_daily.uv_index_min) AS uv_index_min,
+    max(readings_daily.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[readings_daily.uv_index_count::double precision, COALESCE(readings_daily.uv_index_sum, 0::double precision), readings_daily.uv_index_m2]) AS uv_index_m2
+   FROM readings_daily
+  WHERE readings_daily.bucket >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(10)), '-infinity'::timestamp with time zone)
+  GROUP BY readings_daily.station_id, (time_bucket('1 mon'::interval, readings_daily.bucket)), readings_daily.quality_flag;
+
+view readings_weekly as
+ SELECT _materialized_hypertable_9.station_id,
+    _materialized_hypertable_9.bucket,
+    _materialized_hypertable_9.quality_flag,
+    _materialized_hypertable_9.n,
+    _materialized_hypertable_9.temperature_c_count,
+    _materialized_hypertable_9.temperature_c_sum,
+    _materialized_hypertable_9.temperature_c_min,
+    _materialized_hypertable_9.temperature_c_max,
+    _materialized_hypertable_9.temperature_c_m2,
+    _materialized_hypertable_9.humidity_rh_count,
+    _materialized_hypertable_9.humidity_rh_sum,
+    _materialized_hypertable_9.humidity_rh_min,
+    _materialized_hypertable_9.humidity_rh_max,
+    _materialized_hypertable_9.humidity_rh_m2,
+    _materialized_hypertable_9.pressure_hpa_count,
+    _materialized_hypertable_9.pressure_hpa_sum,
+    _materialized_hypertable_9.pressure_hpa_min,
+    _materialized_hypertable_9.pressure_hpa_max,
+    _materialized_hypertable_9.pressure_hpa_m2,
+    _materialized_hypertable_9.pm1_0_count,
+    _materialized_hypertable_9.pm1_0_sum,
+    _materialized_hypertable_9.pm1_0_min,
+    _materialized_hypertable_9.pm1_0_max,
+    _materialized_hypertable_9.pm1_0_m2,
+    _materialized_hypertable_9.pm2_5_count,
+    _materialized_hypertable_9.pm2_5_sum,
+    _materialized_hypertable_9.pm2_5_min,
+    _materialized_hypertable_9.pm2_5_max,
+    _materialized_hypertable_9.pm2_5_m2,
+    _materialized_hypertable_9.pm10_count,
+    _materialized_hypertable_9.pm10_sum,
+    _materialized_hypertable_9.pm10_min,
+    _materialized_hypertable_9.pm10_max,
+    _materialized_hypertable_9.pm10_m2,
+    _materialized_hypertable_9.co2_ppm_count,
+    _materialized_hypertable_9.co2_ppm_sum,
+    _materialized_hypertable_9.co2_ppm_min,
+    _materialized_hypertable_9.co2_ppm_max,
+    _materialized_hypertable_9.co2_ppm_m2,
+    _materialized_hypertable_9.co_ppm_count,
+    _materialized_hypertable_9.co_ppm_sum,
+    _materialized_hypertable_9.co_ppm_min,
+    _materialized_hypertable_9.co_ppm_max,
+    _materialized_hypertable_9.co_ppm_m2,
+    _materialized_hypertable_9.uv_index_count,
+    _materialized_hypertable_9.uv_index_sum,
+    _materialized_hypertable_9.uv_index_min,
+    _materialized_hypertable_9.uv_index_max,
+    _materialized_hypertable_9.uv_index_m2
+   FROM _timescaledb_internal._materialized_hypertable_9
+  WHERE _materialized_hypertable_9.bucket < COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(9)), '-infinity'::timestamp with time zone)
+UNION ALL
+ SELECT readings_daily.station_id,
+    time_bucket('7 days'::interval, readings_daily.bucket) AS bucket,
+    readings_daily.quality_flag,
+    sum(readings_daily.n)::bigint AS n,
+    sum(readings_daily.temperature_c_count)::bigint AS temperature_c_count,
+    sum(readings_daily.temperature_c_sum) AS temperature_c_sum,
+    min(readings_daily.temperature_c_min) AS temperature_c_min,
+    max(readings_daily.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[readings_daily.temperature_c_count::double precision, COALESCE(readings_daily.temperature_c_sum, 0::double precision), readings_daily.temperature_c_m2]) AS temperature_c_m2,
+    sum(readings_daily.humidity_rh_count)::bigint AS humidity_rh_count,
+    sum(readings_daily.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_daily.humidity_rh_min) AS humidity_rh_min,
+    max(readings_daily.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[readings_daily.humidity_rh_count::double precision, COALESCE(readings_daily.humidity_rh_sum, 0::double precision), readings_daily.humidity_rh_m2]) AS humidity_rh_m2,
+    sum(readings_daily.pressure_hpa_count)::bigint AS pressure_hpa_count,
+    sum(readings_daily.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_daily.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_daily.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[readings_daily.pressure_hpa_count::double precision, COALESCE(readings_daily.pressure_hpa_sum, 0::double precision), readings_daily.pressure_hpa_m2]) AS pressure_hpa_m2,
+    sum(readings_daily.pm1_0_count)::bigint AS pm1_0_count,
+    sum(readings_daily.pm1_0_sum) AS pm1_0_sum,
+    min(readings_daily.pm1_0_min) AS pm1_0_min,
+    max(readings_daily.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm1_0_count::double precision, COALESCE(readings_daily.pm1_0_sum, 0::double precision), readings_daily.pm1_0_m2]) AS pm1_0_m2,
+    sum(readings_daily.pm2_5_count)::bigint AS pm2_5_count,
+    sum(readings_daily.pm2_5_sum) AS pm2_5_sum,
+    min(readings_daily.pm2_5_min) AS pm2_5_min,
+    max(readings_daily.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm2_5_count::double precision, COALESCE(readings_daily.pm2_5_sum, 0::double precision), readings_daily.pm2_5_m2]) AS pm2_5_m2,
+    sum(readings_daily.pm10_count)::bigint AS pm10_count,
+    sum(readings_daily.pm10_sum) AS pm10_sum,
+    min(readings_daily.pm10_min) AS pm10_min,
+    max(readings_daily.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[readings_daily.pm10_count::double precision, COALESCE(readings_daily.pm10_sum, 0::double precision), readings_daily.pm10_m2]) AS pm10_m2,
+    sum(readings_daily.co2_ppm_count)::bigint AS co2_ppm_count,
+    sum(readings_daily.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_daily.co2_ppm_min) AS co2_ppm_min,
+    max(readings_daily.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[readings_daily.co2_ppm_count::double precision, COALESCE(readings_daily.co2_ppm_sum, 0::double precision), readings_daily.co2_ppm_m2]) AS co2_ppm_m2,
+    sum(readings_daily.co_ppm_count)::bigint AS co_ppm_count,
+    sum(readings_daily.co_ppm_sum) AS co_ppm_sum,
+    min(readings_daily.co_ppm_min) AS co_ppm_min,
+    max(readings_daily.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[readings_daily.co_ppm_count::double precision, COALESCE(readings_daily.co_ppm_sum, 0::double precision), readings_daily.co_ppm_m2]) AS co_ppm_m2,
+    sum(readings_daily.uv_index_count)::bigint AS uv_index_count,
+    sum(readings_daily.uv_index_sum) AS uv_index_sum,
+    min(readings_daily.uv_index_min) AS uv_index_min,
+    max(readings_daily.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[readings_daily.uv_index_count::double precision, COALESCE(readings_daily.uv_index_sum, 0::double precision), readings_daily.uv_index_m2]) AS uv_index_m2
+   FROM readings_daily
+  WHERE readings_daily.bucket >= COALESCE(_timescaledb_functions.to_timestamp(_timescaledb_functions.cagg_watermark(9)), '-infinity'::timestamp with time zone)
+  GROUP BY readings_daily.station_id, (time_bucket('7 days'::interval, readings_daily.bucket)), readings_daily.quality_flag;
+
+-- triggers
+
+CREATE TRIGGER station_latest_settled BEFORE UPDATE ON public.station_latest FOR EACH ROW EXECUTE FUNCTION envmon_settle_undecided_write()
+
+-- functions
+
+CREATE OR REPLACE FUNCTION public.envmon_batch_readings(station text, times timestamp with time zone[], first_ts timestamp with time zone, last_ts timestamp with time zone)
+ RETURNS SETOF readings
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  return query execute 'select * from readings where station_id = $1 and ts >= $3 and ts <= $4 and ts = any($2) order by ts'
+    using station, times, first_ts, last_ts;
+end $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_latest_reading(station text)
+ RETURNS SETOF readings
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+declare
+  newest timestamptz;
+begin
+  select ts into newest from station_latest where station_id = station;
+  if newest is not null then
+    return query execute 'select * from readings where station_id = $1 and ts = $2' using station, newest;
+  end if;
+end $function$
+
+CREATE OR REPLACE PROCEDURE public.envmon_refresh_rollups(IN job_id integer DEFAULT NULL::integer, IN config jsonb DEFAULT NULL::jsonb)
+ LANGUAGE plpgsql
+AS $procedure$
+declare
+  level record;
+  window_end timestamptz;
+  stranded timestamptz[] := '{}';
+  month_start timestamptz;
+  takes_options boolean := exists (
+    select 1 from pg_proc where proname = 'refresh_continuous_aggregate' and 'options' = any(proargnames));
+  isolation text := current_setting('default_transaction_isolation');
+  jit text := current_setting('jit');
+begin
+  perform pg_advisory_lock(7301946500);
+  perform set_config('default_transaction_isolation', 'repeatable read', false);
+  perform set_config('jit', 'off', false);
+  -- The CALL's own transaction keeps its isolation: the refresh starts in the next one.
+  commit;
+  for level in
+    select * from (values
+      ('readings_hourly', interval '1 hour', 1), ('readings_daily', interval '1 day', 2),
+      ('readings_weekly', interval '1 week', 3), ('readings_monthly', interval '1 month', 4)
+    ) as l (rollup, width, position) order by position
+  loop
+    window_end := time_bucket(level.width, envmon_rollup_horizon());
+    -- A CALL is resolved when it first runs: the branch a release cannot take is never looked up.
+    if takes_options then
+      call refresh_continuous_aggregate(level.rollup::regclass, null, window_end, options => '{"buckets_per_batch": 0}');
+    else
+      call refresh_continuous_aggregate(level.rollup::regclass, null, window_end);
+    end if;
+    commit;
+    if level.rollup = 'readings_daily' then
+      -- The ranges readings_daily's refresh just logged for the levels built on it, as times; the log's
+      -- open ends (the smallest and largest values it holds) are no month's start.
+      select coalesce(array_agg(distinct range_end order by range_end), '{}') into stranded
+      from (
+        select _timescaledb_functions.to_timestamp(h.greatest_modified_value) as range_end
+        from _timescaledb_catalog.continuous_aggs_hypertable_invalidation_log h
+        join _timescaledb_catalog.continuous_agg c on h.hypertable_id = c.raw_hypertable_id
+        where c.user_view_name = 'readings_monthly'
+          and h.greatest_modified_value > -210866803200000000 and h.greatest_modified_value < 9223372036854775807
+      ) ranges
+      where range_end = time_bucket(interval '1 month', range_end)
+        and range_end < time_bucket(interval '1 month', envmon_rollup_horizon());
+    elsif level.rollup = 'readings_monthly' then
+      foreach month_start in array stranded loop
+        call refresh_continuous_aggregate(level.rollup::regclass, month_start, month_start + level.width, force => true);
+        commit;
+      end loop;
+    end if;
+  end loop;
+  perform set_config('jit', jit, false);
+  perform set_config('default_transaction_isolation', isolation, false);
+  perform pg_advisory_unlock(7301946500);
+end $procedure$
+
+CREATE OR REPLACE FUNCTION public.envmon_rollup_differences(rollup text, only_station text DEFAULT NULL::text, since timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(station_id text, bucket timestamp with time zone, quality_flag text, rollup_n bigint, readings_n bigint, difference text)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+declare
+  unit text := case rollup when 'readings_hourly' then 'hour' when 'readings_daily' then 'day'
+                           when 'readings_weekly' then 'week' when 'readings_monthly' then 'month' end;
+  metrics text[] := array['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'];
+  grouped text;
+  rolled text;
+  checks text;
+begin
+  if unit is null then
+    raise exception 'no rollup named %', rollup using errcode = '22023';
+  end if;
+  select string_agg(format('count(%1$I)::bigint as %1$I_count, sum(%1$I) as %1$I_sum', m), ', '),
+         string_agg(format('%1$I_count::bigint as %1$I_count, %1$I_sum', m), ', '),
+         string_agg(format(
+           'when r.%1$I_count is distinct from g.%1$I_count then %2$L '
+           'when (r.%1$I_sum is null) <> (g.%1$I_sum is null) '
+           '  or abs(r.%1$I_sum - g.%1$I_sum) > 1e-9 * greatest(abs(r.%1$I_sum), abs(g.%1$I_sum), 1) then %3$L',
+           m, m || '_count', m || '_sum'), ' ')
+    into grouped, rolled, checks
+  from unnest(metrics) as m;
+  return query execute format($query$
+    select * from (
+      select coalesce(r.station_id, g.station_id), coalesce(r.bucket, g.bucket), coalesce(r.quality_flag, g.quality_flag),
+             r.n, g.n,
+             case when r.n is null then 'missing' when g.n is null then 'extra' when r.n <> g.n then 'n' %1$s end
+      from (
+        select station_id, bucket, quality_flag, n::bigint as n, %2$s from %3$I
+        where ($1 is null or station_id = $1) and ($2 is null or bucket >= date_trunc(%4$L, $2, 'UTC'))
+      ) r
+      full join (
+        select station_id, date_trunc(%4$L, ts, 'UTC') as bucket, quality_flag, count(*)::bigint as n, %5$s
+        from readings
+        where ($1 is null or station_id = $1) and ($2 is null or ts >= date_trunc(%4$L, $2, 'UTC'))
+        group by 1, 2, 3
+      ) g on g.station_id = r.station_id and g.bucket = r.bucket and g.quality_flag = r.quality_flag
+    ) compared (station_id, bucket, quality_flag, rollup_n, readings_n, difference)
+    where difference is not null
+    order by 1, 2, 3
+  $query$, checks, rolled, rollup, unit, grouped) using only_station, since;
+end $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_rollup_horizon()
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select time_bucket(interval '1 hour', now() - interval '1 hour')
+$function$
+
+CREATE OR REPLACE FUNCTION public.envmon_search_query(q text)
+ RETURNS tsquery
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+begin
+  return websearch_to_tsquery('english', q);
+exception when others then
+  return plainto_tsquery('english', q);
+end $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_settle_undecided_write()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if new.version <> old.version and new.settled_version = old.settled_version
+     and coalesce(current_setting('envmon.settled_decided', true), '') <> 'on' then
+    new.settled_version := nextval('station_data_version');
+    new.settled_before := date_trunc('day', coalesce(new.ts, now()), 'UTC');
+  end if;
+  return new;
+end $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_state_m2(double precision[])
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$select $1[3]$function$
+
+CREATE OR REPLACE FUNCTION public.envmon_words(text[])
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  select coalesce(array_to_string($1, ' '), '')
+$function$
+
+-- aggregates
+
+aggregate envmon_m2(double precision): state float8_accum, final envmon_state_m2, combine float8_combine
+
+aggregate envmon_m2_merge(double precision[]): state float8_combine, final envmon_state_m2, combine float8_combine
+
+aggregate envmon_sd_merge(double precision[]): state float8_combine, final float8_stddev_samp, combine float8_combine
+
+aggregate first(anyelement,"any"): state _timescaledb_functions.first_sfunc, final _timescaledb_functions.bookend_finalfunc, combine _timescaledb_functions.first_combinefunc
+
+aggregate histogram(double precision,double precision,double precision,integer): state _timescaledb_functions.hist_sfunc, final _timescaledb_functions.hist_finalfunc, combine _timescaledb_functions.hist_combinefunc
+
+aggregate last(anyelement,"any"): state _timescaledb_functions.last_sfunc, final _timescaledb_functions.bookend_finalfunc, combine _timescaledb_functions.last_combinefunc
+
+-- sequences
+
+sequence quality_overrides_id_seq
+
+sequence rollup_backlog_id_seq
+
+sequence station_data_version
+
+-- hypertables
+
+hypertable readings by ts, chunks of 7 days, compressed
+
+-- continuous aggregates
+
+continuous aggregate readings_daily (materialized only: f) as
+ SELECT readings_hourly.station_id,
+    time_bucket('1 day'::interval, readings_hourly.bucket) AS bucket,
+    readings_hourly.quality_flag,
+    (sum(readings_hourly.n))::bigint AS n,
+    (sum(readings_hourly.temperature_c_count))::bigint AS temperature_c_count,
+    sum(readings_hourly.temperature_c_sum) AS temperature_c_sum,
+    min(readings_hourly.temperature_c_min) AS temperature_c_min,
+    max(readings_hourly.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.temperature_c_count)::double precision, COALESCE(readings_hourly.temperature_c_sum, (0)::double precision), readings_hourly.temperature_c_m2]) AS temperature_c_m2,
+    (sum(readings_hourly.humidity_rh_count))::bigint AS humidity_rh_count,
+    sum(readings_hourly.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_hourly.humidity_rh_min) AS humidity_rh_min,
+    max(readings_hourly.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.humidity_rh_count)::double precision, COALESCE(readings_hourly.humidity_rh_sum, (0)::double precision), readings_hourly.humidity_rh_m2]) AS humidity_rh_m2,
+    (sum(readings_hourly.pressure_hpa_count))::bigint AS pressure_hpa_count,
+    sum(readings_hourly.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_hourly.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_hourly.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.pressure_hpa_count)::double precision, COALESCE(readings_hourly.pressure_hpa_sum, (0)::double precision), readings_hourly.pressure_hpa_m2]) AS pressure_hpa_m2,
+    (sum(readings_hourly.pm1_0_count))::bigint AS pm1_0_count,
+    sum(readings_hourly.pm1_0_sum) AS pm1_0_sum,
+    min(readings_hourly.pm1_0_min) AS pm1_0_min,
+    max(readings_hourly.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.pm1_0_count)::double precision, COALESCE(readings_hourly.pm1_0_sum, (0)::double precision), readings_hourly.pm1_0_m2]) AS pm1_0_m2,
+    (sum(readings_hourly.pm2_5_count))::bigint AS pm2_5_count,
+    sum(readings_hourly.pm2_5_sum) AS pm2_5_sum,
+    min(readings_hourly.pm2_5_min) AS pm2_5_min,
+    max(readings_hourly.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.pm2_5_count)::double precision, COALESCE(readings_hourly.pm2_5_sum, (0)::double precision), readings_hourly.pm2_5_m2]) AS pm2_5_m2,
+    (sum(readings_hourly.pm10_count))::bigint AS pm10_count,
+    sum(readings_hourly.pm10_sum) AS pm10_sum,
+    min(readings_hourly.pm10_min) AS pm10_min,
+    max(readings_hourly.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.pm10_count)::double precision, COALESCE(readings_hourly.pm10_sum, (0)::double precision), readings_hourly.pm10_m2]) AS pm10_m2,
+    (sum(readings_hourly.co2_ppm_count))::bigint AS co2_ppm_count,
+    sum(readings_hourly.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_hourly.co2_ppm_min) AS co2_ppm_min,
+    max(readings_hourly.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.co2_ppm_count)::double precision, COALESCE(readings_hourly.co2_ppm_sum, (0)::double precision), readings_hourly.co2_ppm_m2]) AS co2_ppm_m2,
+    (sum(readings_hourly.co_ppm_count))::bigint AS co_ppm_count,
+    sum(readings_hourly.co_ppm_sum) AS co_ppm_sum,
+    min(readings_hourly.co_ppm_min) AS co_ppm_min,
+    max(readings_hourly.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.co_ppm_count)::double precision, COALESCE(readings_hourly.co_ppm_sum, (0)::double precision), readings_hourly.co_ppm_m2]) AS co_ppm_m2,
+    (sum(readings_hourly.uv_index_count))::bigint AS uv_index_count,
+    sum(readings_hourly.uv_index_sum) AS uv_index_sum,
+    min(readings_hourly.uv_index_min) AS uv_index_min,
+    max(readings_hourly.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[(readings_hourly.uv_index_count)::double precision, COALESCE(readings_hourly.uv_index_sum, (0)::double precision), readings_hourly.uv_index_m2]) AS uv_index_m2
+   FROM readings_hourly
+  GROUP BY readings_hourly.station_id, (time_bucket('1 day'::interval, readings_hourly.bucket)), readings_hourly.quality_flag;
+
+continuous aggregate readings_hourly (materialized only: f) as
+ SELECT readings.station_id,
+    time_bucket('01:00:00'::interval, readings.ts) AS bucket,
+    readings.quality_flag,
+    count(*) AS n,
+    count(readings.temperature_c) AS temperature_c_count,
+    sum(readings.temperature_c) AS temperature_c_sum,
+    min(readings.temperature_c) AS temperature_c_min,
+    max(readings.temperature_c) AS temperature_c_max,
+    envmon_m2(readings.temperature_c) AS temperature_c_m2,
+    count(readings.humidity_rh) AS humidity_rh_count,
+    sum(readings.humidity_rh) AS humidity_rh_sum,
+    min(readings.humidity_rh) AS humidity_rh_min,
+    max(readings.humidity_rh) AS humidity_rh_max,
+    envmon_m2(readings.humidity_rh) AS humidity_rh_m2,
+    count(readings.pressure_hpa) AS pressure_hpa_count,
+    sum(readings.pressure_hpa) AS pressure_hpa_sum,
+    min(readings.pressure_hpa) AS pressure_hpa_min,
+    max(readings.pressure_hpa) AS pressure_hpa_max,
+    envmon_m2(readings.pressure_hpa) AS pressure_hpa_m2,
+    count(readings.pm1_0) AS pm1_0_count,
+    sum(readings.pm1_0) AS pm1_0_sum,
+    min(readings.pm1_0) AS pm1_0_min,
+    max(readings.pm1_0) AS pm1_0_max,
+    envmon_m2(readings.pm1_0) AS pm1_0_m2,
+    count(readings.pm2_5) AS pm2_5_count,
+    sum(readings.pm2_5) AS pm2_5_sum,
+    min(readings.pm2_5) AS pm2_5_min,
+    max(readings.pm2_5) AS pm2_5_max,
+    envmon_m2(readings.pm2_5) AS pm2_5_m2,
+    count(readings.pm10) AS pm10_count,
+    sum(readings.pm10) AS pm10_sum,
+    min(readings.pm10) AS pm10_min,
+    max(readings.pm10) AS pm10_max,
+    envmon_m2(readings.pm10) AS pm10_m2,
+    count(readings.co2_ppm) AS co2_ppm_count,
+    sum(readings.co2_ppm) AS co2_ppm_sum,
+    min(readings.co2_ppm) AS co2_ppm_min,
+    max(readings.co2_ppm) AS co2_ppm_max,
+    envmon_m2(readings.co2_ppm) AS co2_ppm_m2,
+    count(readings.co_ppm) AS co_ppm_count,
+    sum(readings.co_ppm) AS co_ppm_sum,
+    min(readings.co_ppm) AS co_ppm_min,
+    max(readings.co_ppm) AS co_ppm_max,
+    envmon_m2(readings.co_ppm) AS co_ppm_m2,
+    count(readings.uv_index) AS uv_index_count,
+    sum(readings.uv_index) AS uv_index_sum,
+    min(readings.uv_index) AS uv_index_min,
+    max(readings.uv_index) AS uv_index_max,
+    envmon_m2(readings.uv_index) AS uv_index_m2
+   FROM readings
+  GROUP BY readings.station_id, (time_bucket('01:00:00'::interval, readings.ts)), readings.quality_flag;
+
+continuous aggregate readings_monthly (materialized only: f) as
+ SELECT readings_daily.station_id,
+    time_bucket('1 mon'::interval, readings_daily.bucket) AS bucket,
+    readings_daily.quality_flag,
+    (sum(readings_daily.n))::bigint AS n,
+    (sum(readings_daily.temperature_c_count))::bigint AS temperature_c_count,
+    sum(readings_daily.temperature_c_sum) AS temperature_c_sum,
+    min(readings_daily.temperature_c_min) AS temperature_c_min,
+    max(readings_daily.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[(readings_daily.temperature_c_count)::double precision, COALESCE(readings_daily.temperature_c_sum, (0)::double precision), readings_daily.temperature_c_m2]) AS temperature_c_m2,
+    (sum(readings_daily.humidity_rh_count))::bigint AS humidity_rh_count,
+    sum(readings_daily.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_daily.humidity_rh_min) AS humidity_rh_min,
+    max(readings_daily.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[(readings_daily.humidity_rh_count)::double precision, COALESCE(readings_daily.humidity_rh_sum, (0)::double precision), readings_daily.humidity_rh_m2]) AS humidity_rh_m2,
+    (sum(readings_daily.pressure_hpa_count))::bigint AS pressure_hpa_count,
+    sum(readings_daily.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_daily.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_daily.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pressure_hpa_count)::double precision, COALESCE(readings_daily.pressure_hpa_sum, (0)::double precision), readings_daily.pressure_hpa_m2]) AS pressure_hpa_m2,
+    (sum(readings_daily.pm1_0_count))::bigint AS pm1_0_count,
+    sum(readings_daily.pm1_0_sum) AS pm1_0_sum,
+    min(readings_daily.pm1_0_min) AS pm1_0_min,
+    max(readings_daily.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm1_0_count)::double precision, COALESCE(readings_daily.pm1_0_sum, (0)::double precision), readings_daily.pm1_0_m2]) AS pm1_0_m2,
+    (sum(readings_daily.pm2_5_count))::bigint AS pm2_5_count,
+    sum(readings_daily.pm2_5_sum) AS pm2_5_sum,
+    min(readings_daily.pm2_5_min) AS pm2_5_min,
+    max(readings_daily.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm2_5_count)::double precision, COALESCE(readings_daily.pm2_5_sum, (0)::double precision), readings_daily.pm2_5_m2]) AS pm2_5_m2,
+    (sum(readings_daily.pm10_count))::bigint AS pm10_count,
+    sum(readings_daily.pm10_sum) AS pm10_sum,
+    min(readings_daily.pm10_min) AS pm10_min,
+    max(readings_daily.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm10_count)::double precision, COALESCE(readings_daily.pm10_sum, (0)::double precision), readings_daily.pm10_m2]) AS pm10_m2,
+    (sum(readings_daily.co2_ppm_count))::bigint AS co2_ppm_count,
+    sum(readings_daily.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_daily.co2_ppm_min) AS co2_ppm_min,
+    max(readings_daily.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_daily.co2_ppm_count)::double precision, COALESCE(readings_daily.co2_ppm_sum, (0)::double precision), readings_daily.co2_ppm_m2]) AS co2_ppm_m2,
+    (sum(readings_daily.co_ppm_count))::bigint AS co_ppm_count,
+    sum(readings_daily.co_ppm_sum) AS co_ppm_sum,
+    min(readings_daily.co_ppm_min) AS co_ppm_min,
+    max(readings_daily.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_daily.co_ppm_count)::double precision, COALESCE(readings_daily.co_ppm_sum, (0)::double precision), readings_daily.co_ppm_m2]) AS co_ppm_m2,
+    (sum(readings_daily.uv_index_count))::bigint AS uv_index_count,
+    sum(readings_daily.uv_index_sum) AS uv_index_sum,
+    min(readings_daily.uv_index_min) AS uv_index_min,
+    max(readings_daily.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[(readings_daily.uv_index_count)::double precision, COALESCE(readings_daily.uv_index_sum, (0)::double precision), readings_daily.uv_index_m2]) AS uv_index_m2
+   FROM readings_daily
+  GROUP BY readings_daily.station_id, (time_bucket('1 mon'::interval, readings_daily.bucket)), readings_daily.quality_flag;
+
+continuous aggregate readings_weekly (materialized only: f) as
+ SELECT readings_daily.station_id,
+    time_bucket('7 days'::interval, readings_daily.bucket) AS bucket,
+    readings_daily.quality_flag,
+    (sum(readings_daily.n))::bigint AS n,
+    (sum(readings_daily.temperature_c_count))::bigint AS temperature_c_count,
+    sum(readings_daily.temperature_c_sum) AS temperature_c_sum,
+    min(readings_daily.temperature_c_min) AS temperature_c_min,
+    max(readings_daily.temperature_c_max) AS temperature_c_max,
+    envmon_m2_merge(ARRAY[(readings_daily.temperature_c_count)::double precision, COALESCE(readings_daily.temperature_c_sum, (0)::double precision), readings_daily.temperature_c_m2]) AS temperature_c_m2,
+    (sum(readings_daily.humidity_rh_count))::bigint AS humidity_rh_count,
+    sum(readings_daily.humidity_rh_sum) AS humidity_rh_sum,
+    min(readings_daily.humidity_rh_min) AS humidity_rh_min,
+    max(readings_daily.humidity_rh_max) AS humidity_rh_max,
+    envmon_m2_merge(ARRAY[(readings_daily.humidity_rh_count)::double precision, COALESCE(readings_daily.humidity_rh_sum, (0)::double precision), readings_daily.humidity_rh_m2]) AS humidity_rh_m2,
+    (sum(readings_daily.pressure_hpa_count))::bigint AS pressure_hpa_count,
+    sum(readings_daily.pressure_hpa_sum) AS pressure_hpa_sum,
+    min(readings_daily.pressure_hpa_min) AS pressure_hpa_min,
+    max(readings_daily.pressure_hpa_max) AS pressure_hpa_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pressure_hpa_count)::double precision, COALESCE(readings_daily.pressure_hpa_sum, (0)::double precision), readings_daily.pressure_hpa_m2]) AS pressure_hpa_m2,
+    (sum(readings_daily.pm1_0_count))::bigint AS pm1_0_count,
+    sum(readings_daily.pm1_0_sum) AS pm1_0_sum,
+    min(readings_daily.pm1_0_min) AS pm1_0_min,
+    max(readings_daily.pm1_0_max) AS pm1_0_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm1_0_count)::double precision, COALESCE(readings_daily.pm1_0_sum, (0)::double precision), readings_daily.pm1_0_m2]) AS pm1_0_m2,
+    (sum(readings_daily.pm2_5_count))::bigint AS pm2_5_count,
+    sum(readings_daily.pm2_5_sum) AS pm2_5_sum,
+    min(readings_daily.pm2_5_min) AS pm2_5_min,
+    max(readings_daily.pm2_5_max) AS pm2_5_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm2_5_count)::double precision, COALESCE(readings_daily.pm2_5_sum, (0)::double precision), readings_daily.pm2_5_m2]) AS pm2_5_m2,
+    (sum(readings_daily.pm10_count))::bigint AS pm10_count,
+    sum(readings_daily.pm10_sum) AS pm10_sum,
+    min(readings_daily.pm10_min) AS pm10_min,
+    max(readings_daily.pm10_max) AS pm10_max,
+    envmon_m2_merge(ARRAY[(readings_daily.pm10_count)::double precision, COALESCE(readings_daily.pm10_sum, (0)::double precision), readings_daily.pm10_m2]) AS pm10_m2,
+    (sum(readings_daily.co2_ppm_count))::bigint AS co2_ppm_count,
+    sum(readings_daily.co2_ppm_sum) AS co2_ppm_sum,
+    min(readings_daily.co2_ppm_min) AS co2_ppm_min,
+    max(readings_daily.co2_ppm_max) AS co2_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_daily.co2_ppm_count)::double precision, COALESCE(readings_daily.co2_ppm_sum, (0)::double precision), readings_daily.co2_ppm_m2]) AS co2_ppm_m2,
+    (sum(readings_daily.co_ppm_count))::bigint AS co_ppm_count,
+    sum(readings_daily.co_ppm_sum) AS co_ppm_sum,
+    min(readings_daily.co_ppm_min) AS co_ppm_min,
+    max(readings_daily.co_ppm_max) AS co_ppm_max,
+    envmon_m2_merge(ARRAY[(readings_daily.co_ppm_count)::double precision, COALESCE(readings_daily.co_ppm_sum, (0)::double precision), readings_daily.co_ppm_m2]) AS co_ppm_m2,
+    (sum(readings_daily.uv_index_count))::bigint AS uv_index_count,
+    sum(readings_daily.uv_index_sum) AS uv_index_sum,
+    min(readings_daily.uv_index_min) AS uv_index_min,
+    max(readings_daily.uv_index_max) AS uv_index_max,
+    envmon_m2_merge(ARRAY[(readings_daily.uv_index_count)::double precision, COALESCE(readings_daily.uv_index_sum, (0)::double precision), readings_daily.uv_index_m2]) AS uv_index_m2
+   FROM readings_daily
+  GROUP BY readings_daily.station_id, (time_bucket('7 days'::interval, readings_daily.bucket)), readings_daily.quality_flag;
+
+-- jobs
+
+job envmon_refresh_rollups on - every 00:05:00: {}
+
+job policy_compression on readings every 12:00:00: {"hypertable_id": 1, "compress_after": "30 days"}
+
+job policy_job_stat_history_retention on - every 06:00:00: {"drop_after": "1 month", "max_failures_per_job": 1000, "max_successes_per_job": 1000}
+
+job policy_telemetry on - every 24:00:00: {}
