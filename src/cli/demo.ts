@@ -5,7 +5,8 @@ import { generateDemoReadings } from '../readings/demoReadings.js';
 import { demoStations } from '../readings/demoStations.js';
 import demoContent from '../content/demoContent.json' with { type: 'json' };
 import { importContent, parseContentFile } from '../content/importContent.js';
-import { storeReadings, type NewReading } from '../readings/ingest/store.js';
+import { storeReadings } from '../readings/ingest/store.js';
+import type { NewReading } from '../readings/reading.js';
 import { upsertStation } from '../stations/queries.js';
 
 const demoDays = 30;

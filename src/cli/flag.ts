@@ -1,6 +1,6 @@
 import type { Db } from '../db/pool.js';
 import { listOverrides, recordOverride } from '../readings/overrides.js';
-import { qualityFlags, type QualityFlag } from '../readings/quality.js';
+import { qualityFlags, type QualityFlag } from '../readings/reading.js';
 import { stationExists } from '../stations/queries.js';
 import { parseCommandArgs } from './args.js';
 import { parseTime } from './times.js';

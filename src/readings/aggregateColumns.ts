@@ -1,6 +1,4 @@
-/** The metrics of a reading that the rollups summarise, in the order of a reading's fields. */
-export const rollupMetrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'] as const;
-export type RollupMetric = (typeof rollupMetrics)[number];
+import { rollupMetrics, type RollupMetric } from './reading.js';
 
 /** What an aggregate gives of a metric per bucket: values counted, mean, min, max, sample standard deviation. */
 export const metricStats = ['count', 'mean', 'min', 'max', 'sd'] as const;

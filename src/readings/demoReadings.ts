@@ -1,5 +1,5 @@
-import { assessQuality } from './quality.js';
-import type { NewReading } from './ingest/store.js';
+import { flagFor, valuesOf } from './reading.js';
+import type { NewReading } from './reading.js';
 
 export type DemoClimate = {
   temperature: number;
@@ -63,6 +63,6 @@ export function* generateDemoReadings(
       firmware_version: '2.4.1',
       module_data: null,
     };
-    yield { ...reading, quality_flag: assessQuality(reading) };
+    yield { ...reading, quality_flag: flagFor(valuesOf(reading)) };
   }
 }

@@ -4,11 +4,12 @@ import { CopyBinaryReader, type BinaryColumn } from '../db/copyBinary.js';
 import { copyOut } from '../db/copyOut.js';
 import type { PgPool } from '../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../http/parquetFile.js';
-import type { QualityFlag } from './quality.js';
+import { readingFields, type QualityFlag } from './reading.js';
 
-export const downloadColumns = [
-  'timestamp_utc', 'temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5_ugm3', 'pm10_ugm3', 'co2_ppm', 'quality_flag',
-] as const;
+/** The measured fields a download gives, with their names in it. */
+const downloadFields = readingFields.flatMap((f) => ('download' in f ? [{ column: f.name, name: f.download }] : []));
+
+export const downloadColumns = ['timestamp_utc', ...downloadFields.map((f) => f.name), 'quality_flag'] as const;
 
 export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean };
 
@@ -27,7 +28,7 @@ export function downloadStatement(client: pg.ClientBase, args: DownloadArgs, for
   const columns = [
     ...(args.withStation ? ['station_id'] : []),
     format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
-    'temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5 as pm2_5_ugm3', 'pm10 as pm10_ugm3', 'co2_ppm', 'quality_flag',
+    ...downloadFields.map((f) => (f.name === f.column ? f.column : `${f.column} as ${f.name}`)), 'quality_flag',
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';

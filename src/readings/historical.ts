@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { copyOut } from '../db/copyOut.js';
 import type { PgPool } from '../db/pool.js';
 import { JsonArrayStream } from '../http/jsonArrayStream.js';
-import type { QualityFlag } from './quality.js';
+import { numericFields, type QualityFlag } from './reading.js';
 
 export type HistoricalArgs = { stationId: string; hours: number; quality?: QualityFlag };
 
@@ -16,7 +16,7 @@ export function historicalQuery(client: pg.ClientBase, args: HistoricalArgs): st
   return `
     select row_to_json(r) from (
       select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "timestamp",
-        temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index,
+        ${numericFields.join(', ')},
         quality_flag, firmware_version, module_data
       from readings
       where station_id = ${literal(args.stationId)} and ts > now() - interval '${Math.trunc(args.hours)} hours'

@@ -5,8 +5,7 @@ import { addRoute, type Api } from '../http/route.js';
 import { clientSlots, guardStream } from '../http/streamGuard.js';
 import { z } from '../http/zod.js';
 import { maxReplayReadings, type LiveBatch, type LiveReadings } from './liveReadings.js';
-import { numericFields } from './ingest/rules.js';
-import type { Reading } from './shape.js';
+import { numericFields, type Reading } from './reading.js';
 import { requireStations } from './stationScope.js';
 
 export const maxStreamStations = 50;

@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
 import { retryOnConflict } from '../db/errors.js';
-import type { QualityFlag } from './quality.js';
+import type { QualityFlag } from './reading.js';
 
 /**
  * Overrides and ingest of one station are serialised on a per-station advisory lock: a batch holds it

@@ -4,27 +4,9 @@ import type { PgPool } from '../db/pool.js';
 import { copyRowsOfOneSnapshot, withLiterals } from '../db/copyRow.js';
 import { z } from 'zod';
 import { stationRow } from '../stations/queries.js';
-import type { QualityFlag } from './quality.js';
-import { columnsKey, columnsOf, rollupMetrics, type AggregateColumn, type RollupMetric } from './aggregateColumns.js';
-import type { AggregatePeriod, CompareParam } from './schema.js';
-
-const readingRow = z.object({
-  ts: z.string(),
-  temperature_c: z.number().nullable(),
-  humidity_rh: z.number().nullable(),
-  pressure_hpa: z.number().nullable(),
-  altitude_m: z.number().nullable(),
-  pm1_0: z.number().nullable(),
-  pm2_5: z.number().nullable(),
-  pm10: z.number().nullable(),
-  co2_ppm: z.number().nullable(),
-  co_ppm: z.number().nullable(),
-  uv_index: z.number().nullable(),
-  quality_flag: z.string(),
-  firmware_version: z.string().nullable(),
-  module_data: z.record(z.unknown()).nullable(),
-});
-export type ReadingRow = z.infer<typeof readingRow>;
+import { readingRow, rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from './reading.js';
+import { columnsKey, columnsOf, type AggregateColumn } from './aggregateColumns.js';
+import type { AggregatePeriod } from './schema.js';
 
 const stationWithLatestRow = stationRow.extend({
   latest: readingRow.nullable(),

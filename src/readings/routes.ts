@@ -22,7 +22,8 @@ import {
   latestQuerySchema,
   maxDownloadStations,
 } from './schema.js';
-import { aggregateResultSchema, readingSchema, shapeReading } from './shape.js';
+import { aggregateResultSchema } from './shape.js';
+import { readingSchema, shapeReading } from './reading.js';
 import { requireStation, requireStations, stationParam } from './stationScope.js';
 
 const historicalSchema = z

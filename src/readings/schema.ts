@@ -1,8 +1,7 @@
 import type { ParamError } from '../http/problem.js';
 import { z } from '../http/zod.js';
 import { clampedInteger, dateSchema, stationIdSchema, stationListSchema } from '../http/params.js';
-import { rollupMetrics } from './aggregateColumns.js';
-import { qualityFlags } from './quality.js';
+import { compareParams, qualityFlags, rollupMetrics } from './reading.js';
 
 export const qualitySchema = z.enum(qualityFlags).optional().openapi({ description: 'Keep only readings with this flag' });
 
@@ -65,8 +64,6 @@ export const aggregateQuerySchema = (defaultStation: string | undefined) => date
 });
 export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
 
-export const compareParams = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5', 'pm10', 'co2_ppm'] as const;
-export type CompareParam = (typeof compareParams)[number];
 export const maxCompareStations = 10;
 
 export const compareQuerySchema = z.object({

@@ -1,49 +1,8 @@
 import { parquetBuffer, type ParquetColumn } from '../http/parquetFile.js';
 import { z } from '../http/zod.js';
-import { defaultAggregateColumns, metricStats, rollupMetrics, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
+import { defaultAggregateColumns, metricStats, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
+import { rollupMetrics } from './reading.js';
 import type { AggregateRow } from './queries.js';
-
-export const readingSchema = z
-  .object({
-    timestamp: z.string().datetime().openapi({ example: '2026-11-22T10:00:00.000Z' }),
-    temperature_c: z.number().nullable(),
-    humidity_rh: z.number().nullable(),
-    pressure_hpa: z.number().nullable(),
-    altitude_m: z.number().nullable(),
-    pm1_0: z.number().nullable(),
-    pm2_5: z.number().nullable(),
-    pm10: z.number().nullable(),
-    co2_ppm: z.number().nullable(),
-    co_ppm: z.number().nullable(),
-    uv_index: z.number().nullable(),
-    quality_flag: z.enum(['ok', 'suspect', 'invalid']),
-    firmware_version: z.string().nullable(),
-    module_data: z.record(z.unknown()).nullable(),
-  })
-  .openapi('Reading');
-export type Reading = z.infer<typeof readingSchema>;
-
-const numberOrNull = (value: unknown): number | null => (typeof value === 'number' ? value : value == null ? null : Number(value));
-
-/** A readings row (columns, or the to_jsonb of one) as the API's Reading. */
-export function shapeReading(row: Record<string, unknown>): Reading {
-  return {
-    timestamp: new Date(row.ts as string).toISOString(),
-    temperature_c: numberOrNull(row.temperature_c),
-    humidity_rh: numberOrNull(row.humidity_rh),
-    pressure_hpa: numberOrNull(row.pressure_hpa),
-    altitude_m: numberOrNull(row.altitude_m),
-    pm1_0: numberOrNull(row.pm1_0),
-    pm2_5: numberOrNull(row.pm2_5),
-    pm10: numberOrNull(row.pm10),
-    co2_ppm: numberOrNull(row.co2_ppm),
-    co_ppm: numberOrNull(row.co_ppm),
-    uv_index: numberOrNull(row.uv_index),
-    quality_flag: row.quality_flag as Reading['quality_flag'],
-    firmware_version: (row.firmware_version as string | null) ?? null,
-    module_data: (row.module_data as Record<string, unknown> | null) ?? null,
-  };
-}
 
 const nullableNumber = z.number().nullable();
 const statDescriptions: Record<MetricStat, string> = {

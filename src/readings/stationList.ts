@@ -5,7 +5,7 @@ import { z } from '../http/zod.js';
 import { stationRow } from '../stations/queries.js';
 import { stationStatuses } from '../stations/schema.js';
 import { listStationsWithLatest, type StationWithLatestRow } from './queries.js';
-import { readingSchema, shapeReading } from './shape.js';
+import { readingSchema, shapeReading } from './reading.js';
 
 // The station list carries each station's latest reading, so it lives with the readings, which know
 // stations, rather than with the stations, which would then have to know readings.

@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../src/db/pool.js';
-import { assessQuality } from '../../src/readings/quality.js';
-import type { NewReading } from '../../src/readings/ingest/store.js';
+import { flagFor, valuesOf } from '../../src/readings/reading.js';
+import type { NewReading } from '../../src/readings/reading.js';
 import { upsertStation } from '../../src/stations/queries.js';
 import { admin } from './database.js';
 
@@ -39,7 +39,7 @@ export function makeReadings(count: number, start: string, stepMinutes: number, 
     return {
       ts: new Date(t0 + i * stepMinutes * 60_000).toISOString(),
       ...values,
-      quality_flag: assessQuality(values),
+      quality_flag: flagFor(valuesOf(values)),
       firmware_version: 'test-1',
       module_data: null,
     };

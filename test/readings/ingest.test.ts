@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { issueKey, revokeKey, listKeys } from '../../src/stations/keys.js';
 import { ingestReadingSchema } from '../../src/readings/ingest/schema.js';
-import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/ingest/rules.js';
+import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/reading.js';
 import { describeEngines, startTestApp } from '../helpers/app.js';
 import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
 import { assertAggregateApiExact } from '../helpers/oracle.js';

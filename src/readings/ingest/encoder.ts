@@ -1,8 +1,7 @@
-import { plausibilityBounds, type QualityFlag } from '../quality.js';
+import { fieldAliases, flagFor, numericFields, valuesOf, type NewReading, type QualityFlag } from '../reading.js';
 import { flagWords, readingFieldCount } from './columns.js';
 import { CopyRows } from './copyRows.js';
-import { fieldAliases, numericFields, readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './rules.js';
-import type { NewReading } from './store.js';
+import { readingLimits, RowError, checkModuleData, checkText, parseTimestamp } from './rules.js';
 
 /** One reading's row: the station's text as bytes, its time, its measurements in numericFields' order. */
 function writeRow(
@@ -24,9 +23,6 @@ function writeRow(
 
 const numericIndex = new Map<string, number>(numericFields.map((field, i) => [field, i]));
 const aliasIndex = new Map<string, number>(Object.entries(fieldAliases).map(([alias, field]) => [alias, numericIndex.get(field)!]));
-
-/** Outside the inclusive plausibility bounds; null never is. */
-const outside = (value: number | null, [min, max]: readonly [number, number]) => value !== null && (value < min || value > max);
 
 // Keys the service decides itself (the station, the flag) or reads apart (the timestamp): never channels.
 const skippedKeys = new Set(['timestamp', 'quality_flag', 'station_id']);
@@ -107,11 +103,7 @@ export class BatchEncoder {
       }
     }
     const moduleJson = explicitModuleData || channels ? checkModuleData(explicitModuleData, channels) : null;
-    const [temperature = null, humidity = null, pressure = null, , , pm25 = null] = values;
-    const flag: QualityFlag =
-      outside(temperature, plausibilityBounds.temperature_c) || outside(humidity, plausibilityBounds.humidity_rh) ||
-      outside(pressure, plausibilityBounds.pressure_hpa) || outside(pm25, plausibilityBounds.pm2_5) ? 'suspect' : 'ok';
-    writeRow(this.rows, this.station, ms, values, flag, firmware, moduleJson);
+    writeRow(this.rows, this.station, ms, values, flagFor(values), firmware, moduleJson);
   }
 }
 
@@ -120,8 +112,7 @@ export function encodeReadings(stationId: string, readings: readonly NewReading[
   const station = Buffer.from(stationId);
   const rows = new CopyRows();
   for (const r of readings) {
-    const values = [r.temperature_c, r.humidity_rh, r.pressure_hpa, r.altitude_m, r.pm1_0, r.pm2_5, r.pm10, r.co2_ppm, r.co_ppm, r.uv_index];
-    writeRow(rows, station, Date.parse(r.ts), values, r.quality_flag, r.firmware_version, r.module_data === null ? null : JSON.stringify(r.module_data));
+    writeRow(rows, station, Date.parse(r.ts), valuesOf(r), r.quality_flag, r.firmware_version, r.module_data === null ? null : JSON.stringify(r.module_data));
   }
   return rows;
 }

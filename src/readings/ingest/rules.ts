@@ -1,22 +1,5 @@
 // The rules every posted reading is held to, whatever the body's format: see BatchEncoder.
 
-/** Canonical numeric fields a reading may carry. */
-export const numericFields = [
-  'temperature_c', 'humidity_rh', 'pressure_hpa', 'altitude_m', 'pm1_0',
-  'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index',
-] as const;
-export type NumericField = (typeof numericFields)[number];
-
-/** Device-native names for canonical fields. */
-export const fieldAliases: Record<string, NumericField> = {
-  air_temp: 'temperature_c',
-  air_hum: 'humidity_rh',
-  pressure: 'pressure_hpa',
-};
-
-/** Channels with no reading column: kept in module_data under their own names. */
-export const moduleChannels = ['soil_temp', 'soil_moist'] as const;
-
 /**
  * What a row may hold, checked before anything is written so that the database never refuses a row and
  * one bad row never costs the batch. Numbers: |x| <= 1e9, far beyond any sensor, and small enough that

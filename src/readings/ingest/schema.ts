@@ -1,5 +1,6 @@
 import { z } from '../../http/zod.js';
 import { stationIdSchema } from '../../http/params.js';
+import { fieldAliases, fieldSchemas, moduleChannels } from '../reading.js';
 
 const nullableNumber = z.number().nullable().optional();
 
@@ -15,21 +16,9 @@ export const ingestReadingSchema = z
       description: 'RFC 3339 date-time, as stations send it; ISO 8601 without an offset is also taken, as UTC. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
       example: '2026-11-22T10:00:00Z',
     }),
-    temperature_c: nullableNumber,
-    humidity_rh: nullableNumber,
-    pressure_hpa: nullableNumber,
-    altitude_m: nullableNumber,
-    pm1_0: nullableNumber,
-    pm2_5: nullableNumber,
-    pm10: nullableNumber,
-    co2_ppm: nullableNumber,
-    co_ppm: nullableNumber,
-    uv_index: nullableNumber,
-    air_temp: nullableNumber.openapi({ description: 'Alias of temperature_c' }),
-    air_hum: nullableNumber.openapi({ description: 'Alias of humidity_rh' }),
-    pressure: nullableNumber.openapi({ description: 'Alias of pressure_hpa' }),
-    soil_temp: nullableNumber.openapi({ description: 'Kept in module_data' }),
-    soil_moist: nullableNumber.openapi({ description: 'Kept in module_data' }),
+    ...fieldSchemas((f) => nullableNumber.openapi({ description: `In ${f.unit}` })),
+    ...Object.fromEntries(Object.entries(fieldAliases).map(([alias, field]) => [alias, nullableNumber.openapi({ description: `Alias of ${field}` })])),
+    ...Object.fromEntries(moduleChannels.map((channel) => [channel, nullableNumber.openapi({ description: 'Kept in module_data' })])),
     firmware_version: z.string().max(100).nullable().optional(),
     module_data: z.record(z.unknown()).nullable().optional().openapi({
       description: 'Nested at most 16 levels and at most 16 KiB as JSON; numbers within ±1e9; no NUL or unpaired surrogate in text',

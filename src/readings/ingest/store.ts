@@ -3,29 +3,11 @@ import { copyBinaryIn } from '../../db/copyBinaryIn.js';
 import { retryOnConflict, sqlState } from '../../db/errors.js';
 import { copyClientError, type Db } from '../../db/pool.js';
 import { overrideAt, overridesSql, stationLockSharedSql, type Override } from '../overrides.js';
-import type { QualityFlag } from '../quality.js';
+import type { NewReading } from '../reading.js';
 import { flagField, readingColumns } from './columns.js';
 import { CopyRows } from './copyRows.js';
 import { encodeReadings } from './encoder.js';
 import { sourceOfRows, type BatchSource } from './source.js';
-
-/** A reading ready to store: parsed, timestamp normalised to ISO 8601 UTC, flag assigned. */
-export type NewReading = {
-  ts: string;
-  temperature_c: number | null;
-  humidity_rh: number | null;
-  pressure_hpa: number | null;
-  altitude_m: number | null;
-  pm1_0: number | null;
-  pm2_5: number | null;
-  pm10: number | null;
-  co2_ppm: number | null;
-  co_ppm: number | null;
-  uv_index: number | null;
-  quality_flag: QualityFlag;
-  firmware_version: string | null;
-  module_data: Record<string, unknown> | null;
-};
 
 /** `backfilled`: readings were stored below the horizon, and the timescale rollups' refresh is under way. */
 export type StoreResult = { accepted: number; duplicates: number; backfilled: boolean };
