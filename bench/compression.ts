@@ -10,7 +10,8 @@ import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import pg from 'pg';
 import { importContent, parseContentFile } from '../src/content/importContent.js';
 import { createSlonikPool } from '../src/db/pool.js';
-import { downloadStatement } from '../src/readings/download.js';
+import { copyStatement } from '../src/db/copyOut.js';
+import { downloadQuery } from '../src/readings/export/download.js';
 import { loadStationYears, yearMinutes } from './dataset.js';
 import { eachEngine, fmt, startServe } from './lib.js';
 
@@ -53,7 +54,7 @@ await eachEngine('compression', async (engine, databaseUrl) => {
     from generate_series(0, 43199) as i`);
   await client.query(`insert into station_latest select 'now-1', date_trunc('minute', now()) on conflict (station_id) do update set ts = excluded.ts`);
   await client.query('analyze');
-  const copy = downloadStatement(client, { stationIds: [station!], withStation: false });
+  const copy = copyStatement(client, downloadQuery({ stationIds: [station!], withStation: false }), 'csv');
   await client.end();
 
   const serve = await startServe(databaseUrl);

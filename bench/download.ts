@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { downloadStatement } from '../src/readings/download.js';
+import { copyStatement } from '../src/db/copyOut.js';
+import { downloadQuery } from '../src/readings/export/download.js';
 import { loadStationYears, yearMinutes } from './dataset.js';
 import { eachEngine, fmt, startServe } from './lib.js';
 
@@ -22,7 +23,7 @@ await eachEngine('download', async (engine, databaseUrl) => {
   try {
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
-    const copy = downloadStatement(client, { stationIds: [station!], withStation: false });
+    const copy = copyStatement(client, downloadQuery({ stationIds: [station!], withStation: false }), 'csv');
     await client.end();
     const select = copy.replace(/^copy /, '\\copy ');
     const rssBefore = memoryKb(serve.child.pid!, 'VmRSS');

@@ -5,7 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { downloadStatement } from '../src/readings/download.js';
+import { copyStatement } from '../src/db/copyOut.js';
+import { downloadQuery } from '../src/readings/export/download.js';
 import { readParquet } from '../test/helpers/parquet.js';
 import { loadStationYears, yearMinutes } from './dataset.js';
 import { eachEngine, startServe } from './lib.js';
@@ -45,7 +46,7 @@ await eachEngine('parquet', async (engine, databaseUrl) => {
   const [station] = await loadStationYears(databaseUrl, engine, 1);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const copy = downloadStatement(client, { stationIds: [station!], withStation: false });
+  const copy = copyStatement(client, downloadQuery({ stationIds: [station!], withStation: false }), 'csv');
   await client.end();
   let psql = Infinity;
   for (let run = 0; run < runs; run++) {

@@ -28,7 +28,8 @@ import { openSync, closeSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { createSlonikPool } from '../src/db/pool.js';
-import { downloadStatement } from '../src/readings/download.js';
+import { copyStatement } from '../src/db/copyOut.js';
+import { downloadQuery } from '../src/readings/export/download.js';
 import { issueKey } from '../src/stations/keys.js';
 import { upsertStation } from '../src/stations/queries.js';
 import { benchRows, chunk, copyReadings, eachEngine, fmt, medianMs, startServe, type BenchRow } from './lib.js';
@@ -251,7 +252,7 @@ await eachEngine('paths', async (engine, databaseUrl) => {
     }
 
     // Downloads: the station's history, against psql writing the same COPY to /dev/null just before.
-    const statement = downloadStatement(client, { stationIds: [station], withStation: false });
+    const statement = copyStatement(client, downloadQuery({ stationIds: [station], withStation: false }), 'csv');
     const encodings = ['identity', 'gzip', 'br'] as const;
     const downloads = Object.fromEntries(encodings.map((e) => [e, { ratios: [] as number[], seconds: [] as number[], bytes: 0 }]));
     const psqlSeconds: number[] = [];

@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../db/pool.js';
-import { generateDemoReadings } from '../readings/demoReadings.js';
-import { demoStations } from '../readings/demoStations.js';
+import { generateDemoReadings } from '../readings/demo/readings.js';
+import { demoStations } from '../readings/demo/stations.js';
 import demoContent from '../content/demoContent.json' with { type: 'json' };
 import { importContent, parseContentFile } from '../content/importContent.js';
 import { storeReadings } from '../readings/ingest/store.js';

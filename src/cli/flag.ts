@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { listOverrides, recordOverride } from '../readings/overrides.js';
+import { listOverrides, recordOverride } from '../readings/operator/overrides.js';
 import { qualityFlags, type QualityFlag } from '../readings/reading.js';
 import { stationExists } from '../stations/queries.js';
 import { parseCommandArgs } from './args.js';

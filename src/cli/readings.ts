@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { deleteReadings } from '../readings/removal.js';
+import { deleteReadings } from '../readings/operator/removal.js';
 import { stationExists } from '../stations/queries.js';
 import { parseCommandArgs } from './args.js';
 import { parseTime } from './times.js';

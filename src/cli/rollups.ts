@@ -1,5 +1,5 @@
 import type { Db } from '../db/pool.js';
-import { remakeBuckets, rollupDifferences, rollupLevels, type RollupDifference } from '../readings/rollupCheck.js';
+import { remakeBuckets, rollupDifferences, rollupLevels, type RollupDifference } from '../readings/aggregates/rollupCheck.js';
 import { stationExists } from '../stations/queries.js';
 import { parseCommandArgs } from './args.js';
 import { UsageError } from './usage.js';

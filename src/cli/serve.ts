@@ -4,8 +4,8 @@ import type { Db } from '../db/pool.js';
 import { createApp } from '../app.js';
 import { listen } from '../http/server.js';
 import { connectRedis } from '../db/redis.js';
-import { startDemoFeed } from '../readings/demoFeed.js';
-import { warmUpReads } from '../readings/warmUp.js';
+import { startDemoFeed } from '../readings/demo/feed.js';
+import { warmUpReads } from './warmUp.js';
 import { isEmpty, loadDemo } from './demo.js';
 import { parseCommandArgs } from './args.js';
 

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import type { Db } from '../db/pool.js';
-import { findLatestReadingOn, prepareAggregate } from './queries.js';
-import { aggregatePeriods } from './schema.js';
+import { prepareAggregate } from '../readings/aggregates/queries.js';
+import { findLatestReadingOn } from '../readings/history/queries.js';
+import { aggregatePeriods } from '../readings/core/params.js';
 
 /**
  * Opens every connection of the read pool and prepares the hot reads on it (for no station): a fresh
- * backend loads the catalog of the rollups on its first query (about 10 ms on timescale, whose rollups
- * are nested views), and a statement is planned on its first execution. Done at start, so that the first
+ * backend loads the catalog of the rollups on its first query (slow on timescale, whose rollups are
+ * nested views), and a statement is planned on its first execution. Done at start, so that the first
  * requests are as fast as the next ones.
  */
 export async function warmUpReads(db: Db, connections: number): Promise<void> {

@@ -3,7 +3,7 @@ import { cachePolicy } from '../http/cachePolicy.js';
 import { paginate } from '../http/pagination.js';
 import { notFound } from '../http/problem.js';
 import { z } from '../http/zod.js';
-import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
+import { featureCollectionSchema, shapeFeatureCollection } from '../formats/geojson.js';
 import {
   findNote, findPublication, findResearch, listActivity, listEducation, listGeotaggedNotes, listNotes, listPublications, listResearch,
   listTeam, pageSize, searchContent,

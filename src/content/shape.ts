@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { ActivityRow, EducationRow, NoteRow, PublicationRow, ResearchRow, SearchRow, StatsRow, TeamRow } from './queries.js';
+import type { ActivityRow, EducationRow, NoteRow, PublicationRow, ResearchRow, SearchRow, TeamRow } from './queries.js';
 
 export const pubTypeLabels: Record<string, string> = {
   'peer-reviewed': 'Peer-reviewed article', preprint: 'Preprint', report: 'Report', 'data-paper': 'Data paper', 'public-writing': 'Public writing',
@@ -92,19 +92,4 @@ export function shapeSearchResult(c: Urls, row: SearchRow) {
     education: () => l.education(row.key).url, team: () => l.team(row.key).url, publication: () => l.publication(row.key).url,
   }[row.type]!();
   return { type: row.type, type_label: searchTypeLabels[row.type], title: row.title, url, summary: row.summary };
-}
-
-export function shapeStats(row: StatsRow) {
-  return {
-    stations: { total: row.stations_total, active: row.stations_active },
-    readings: {
-      total: row.readings_total,
-      ok: row.readings_ok,
-      ok_pct: row.readings_total === 0 ? null : Math.round((row.readings_ok / row.readings_total) * 1000) / 10,
-      earliest: row.earliest,
-      latest: row.latest,
-    },
-    content: { notes: row.notes, publications: row.publications, team: row.team, research: row.research, education: row.education, instruments: row.instruments },
-    generated_at: new Date().toISOString(),
-  };
 }

@@ -3,18 +3,43 @@ import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { copyClientError, type PgPool } from './pool.js';
 
+/** A query with bind parameters ($1, $2, ...), as COPY is to run it. */
+export type CopyQuery = { text: string; values: readonly (string | number | null)[] };
+
 /**
- * Streams `COPY ... TO STDOUT` through `into`, which is returned for the answer's body: memory stays
- * flat whatever the number of rows. `statementOf` builds the statement with the client's escaping (COPY
- * takes no bind parameters). When the HTTP client goes away the body is destroyed: the COPY is
- * cancelled by process id (which stops it at once, however loaded the machine) and its connection
- * discarded.
+ * A statement of bind parameters ($1, $2, ...) with each made a literal: text escaped by the client, a
+ * number as written, null as NULL. COPY takes no parameters; this is the one place the service builds
+ * SQL literals, and every value has passed its schema before it gets here.
  */
-export async function copyOut<T extends Duplex>(pool: PgPool, statementOf: (client: pg.ClientBase) => string, into: T): Promise<T> {
+export function withLiterals(client: pg.ClientBase, { text, values }: CopyQuery): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = values[Number(n) - 1];
+    if (value === undefined) throw new Error(`no value for $${n}`);
+    if (value === null) return 'null';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new Error(`$${n} is not a finite number`);
+      return `(${value})`;
+    }
+    return client.escapeLiteral(value);
+  });
+}
+
+/** The COPY statement that writes `query`'s rows to the client in `format` (text, csv or binary). */
+export function copyStatement(client: pg.ClientBase, query: CopyQuery, format: 'text' | 'csv' | 'binary' = 'text'): string {
+  return `copy (${withLiterals(client, query)}) to stdout with (format ${format})`;
+}
+
+/**
+ * Streams `query`'s rows, as COPY writes them in `format`, through `into`, which is returned for the
+ * answer's body: memory stays flat whatever the number of rows. When the HTTP client goes away the
+ * body is destroyed: the COPY is cancelled by process id (which stops it at once, however loaded the
+ * machine) and its connection discarded.
+ */
+export async function copyOut<T extends Duplex>(pool: PgPool, query: CopyQuery, format: 'text' | 'csv' | 'binary', into: T): Promise<T> {
   const client = await pool.connect();
   let copy;
   try {
-    copy = client.query(copyTo(statementOf(client)));
+    copy = client.query(copyTo(copyStatement(client, query, format)));
   } catch (error) {
     client.release(error as Error);
     throw error;

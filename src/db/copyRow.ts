@@ -1,19 +1,19 @@
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { tupleFields, tuplesStart } from './copyBinary.js';
+import { copyStatement, withLiterals, type CopyQuery } from './copyOut.js';
 import { copyClientError, type PgPool } from './pool.js';
 
 /**
  * The one row of a statement as its fields' bytes (null for a NULL), or null when it gives none, read with
  * `COPY (query) TO STDOUT (format binary)`. For a large text the database writes (a year of hourly
  * aggregates as JSON, 3.7 MB), the driver's rows would decode it into a string, in a buffer merged
- * again at every socket read, and the service would encode it back into bytes: about 45 ms and most of
- * the garbage of such an answer here. COPY takes no bind parameters: a statement is built with the
- * client's escaping (withLiterals).
+ * again at every socket read, and the service would encode it back into bytes: most of the time and
+ * the garbage of such an answer.
  */
-async function readCopyRow(client: pg.ClientBase, statement: string): Promise<(Buffer | null)[] | null> {
+async function readCopyRow(client: pg.ClientBase, query: CopyQuery): Promise<(Buffer | null)[] | null> {
   const chunks: Buffer[] = [];
-  for await (const chunk of client.query(copyTo(`copy (${statement}) to stdout (format binary)`))) chunks.push(chunk as Buffer);
+  for await (const chunk of client.query(copyTo(copyStatement(client, query, 'binary')))) chunks.push(chunk as Buffer);
   const bytes = Buffer.concat(chunks);
   return tupleFields(bytes, tuplesStart(bytes));
 }
@@ -27,12 +27,11 @@ async function readCopyRow(client: pg.ClientBase, statement: string): Promise<(B
  * commits meanwhile.
  */
 export async function copyRowsOfOneSnapshot(
-  pool: PgPool, statementsOf: (client: pg.ClientBase) => string[],
+  pool: PgPool, statements: readonly CopyQuery[],
 ): Promise<((Buffer | null)[] | null)[]> {
   const clients = [await pool.connect()];
   try {
     const first = clients[0]!;
-    const statements = statementsOf(first);
     while (clients.length < statements.length) {
       const next = pool.connectIfFree();
       if (!next) break;
@@ -44,8 +43,8 @@ export async function copyRowsOfOneSnapshot(
       if (clients.length === 1) await first.query(begin);
       else {
         const [, exported] = (await first.query(`${begin}; select pg_export_snapshot() as id`)) as unknown as pg.QueryResult<{ id: string }>[];
-        const snapshot = first.escapeLiteral(exported!.rows[0]!.id);
-        await Promise.all(clients.slice(1).map((client) => client.query(`${begin}; set transaction snapshot ${snapshot}`)));
+        const snapshot = withLiterals(first, { text: 'set transaction snapshot $1', values: [exported!.rows[0]!.id] });
+        await Promise.all(clients.slice(1).map((client) => client.query(`${begin}; ${snapshot}`)));
       }
     }
     const rows = new Array<(Buffer | null)[] | null>(statements.length);
@@ -60,21 +59,4 @@ export async function copyRowsOfOneSnapshot(
     // A lost connection among them makes it a 503 (and a read retried), as for one.
     throw clients.map((client) => copyClientError(client, error)).find((e) => e !== error) ?? error;
   }
-}
-
-/**
- * A statement of bind parameters ($1, $2, ...) with each made a literal: text escaped by the client, a
- * number as written, null as NULL. For COPY, which takes no parameters.
- */
-export function withLiterals(client: pg.ClientBase, text: string, values: readonly (string | number | null)[]): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = values[Number(n) - 1];
-    if (value === undefined) throw new Error(`no value for $${n}`);
-    if (value === null) return 'null';
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new Error(`$${n} is not a finite number`);
-      return `(${value})`;
-    }
-    return client.escapeLiteral(value);
-  });
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { classifyDatabaseError } from './errors.js';
-import type { PgPool } from './pool.js';
+import type { PgPool } from './pgPool.js';
 
 /** Where a read of the heavy kind (a download, a history, an aggregate) runs. */
 export type ReadPools = { readPool: PgPool; streamPool: PgPool };

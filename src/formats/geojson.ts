@@ -1,4 +1,4 @@
-import { z } from './zod.js';
+import { z } from '../http/zod.js';
 
 /** An RFC 7946 FeatureCollection of points, as the station list and the notes give it. */
 export const featureCollectionSchema = z

@@ -10,8 +10,7 @@ import { z } from '../http/zod.js';
 import { checkHealth, healthSchema } from './health.js';
 import { docsPage } from './docsPage.js';
 import { changelogSchema, loadChangelog } from './changelog.js';
-import { readStats, type ReadingTotals } from '../content/queries.js';
-import { shapeStats } from '../content/shape.js';
+import { readStats, shapeStats, type ReadingTotals } from './stats.js';
 
 // The package's main module loads the whole 1 MB bundle; only its directory is needed.
 const swaggerDir: string = createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js')();

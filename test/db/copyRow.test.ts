@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { copyRowsOfOneSnapshot, withLiterals } from '../../src/db/copyRow.js';
+import { withLiterals } from '../../src/db/copyOut.js';
+import { copyRowsOfOneSnapshot } from '../../src/db/copyRow.js';
 import { ConnectionLostError } from '../../src/db/errors.js';
 import { createPgPool, type PgPool } from '../../src/db/pool.js';
 import { testServer } from '../helpers/server.js';
@@ -13,8 +14,7 @@ describe('rows read through COPY as bytes', () => {
     pool = createPgPool(testServer().adminUrl, { size: 1, waitMs: 5_000, name: 'envmon-copy-row' });
   });
   after(() => pool.end());
-  const copyRow = async (statement: string | ((client: pg.ClientBase) => string)) =>
-    (await copyRowsOfOneSnapshot(pool, (client) => [typeof statement === 'string' ? statement : statement(client)]))[0]!;
+  const copyRow = async (text: string, values: (string | number | null)[] = []) => (await copyRowsOfOneSnapshot(pool, [{ text, values }]))[0]!;
 
   it('gives each field\'s bytes as the database writes them, null for NULL, and null for no row', async () => {
     const words = 'é, and a 3.7 MB answer is the same';
@@ -29,12 +29,11 @@ describe('rows read through COPY as bytes', () => {
 
   it('makes every bind parameter a literal the database reads back as given, quotes and backslashes included', async () => {
     const values = ["it's'); drop table stations; --", 'back\\slash $2', 60.5, null];
-    const row = await copyRow((client) =>
-      withLiterals(client, 'select $1::text, $2::text, $3::float8 * 2, $4::text is null, $1::text = $1::text', values));
+    const row = await copyRow('select $1::text, $2::text, $3::float8 * 2, $4::text is null, $1::text = $1::text', values);
     assert.deepEqual(row!.slice(0, 2).map(text), values.slice(0, 2));
     assert.equal(row![2]!.readDoubleBE(0), 121);
     assert.deepEqual([row![3]![0], row![4]![0]], [1, 1]);
-    assert.throws(() => withLiterals({ escapeLiteral: (v: string) => `'${v}'` } as never, 'select $2', ['a']), /no value for \$2/);
+    assert.throws(() => withLiterals({ escapeLiteral: (v: string) => `'${v}'` } as never, { text: 'select $2', values: ['a'] }), /no value for \$2/);
   });
 });
 
@@ -71,7 +70,7 @@ describe('several statements read through COPY side by side, in one snapshot', (
     }
   };
   const read = async (pool: PgPool, statements: string[]) =>
-    (await whileWriting(() => copyRowsOfOneSnapshot(pool, () => statements))).map((row) => row!.map(text));
+    (await whileWriting(() => copyRowsOfOneSnapshot(pool, statements.map((text) => ({ text, values: [] }))))).map((row) => row!.map(text));
 
   it('reads each statement on a connection of its own while more than half the pool is free, all seeing the same rows', async () => {
     const pool = createPgPool(testServer().adminUrl, { size: 6, waitMs: 5_000, name: 'envmon-copy-rows' });
@@ -107,7 +106,7 @@ describe('several statements read through COPY side by side, in one snapshot', (
   it('fails as a lost connection when one of its backends is terminated, and gives every connection back', async () => {
     const pool = createPgPool(testServer().adminUrl, { size: 4, waitMs: 5_000, name: 'envmon-copy-rows-lost' });
     try {
-      const reading = copyRowsOfOneSnapshot(pool, () => [seen(0), seen(5)]);
+      const reading = copyRowsOfOneSnapshot(pool, [seen(0), seen(5)].map((text) => ({ text, values: [] })));
       reading.catch(() => {});
       await new Promise((resolve) => setTimeout(resolve, 500));
       const { rows } = await admin.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
@@ -115,7 +114,7 @@ describe('several statements read through COPY side by side, in one snapshot', (
       assert.equal(rows[0].n, 1);
       await assert.rejects(reading, ConnectionLostError);
       assert.equal(pool.busy(), 0);
-      const [row] = await copyRowsOfOneSnapshot(pool, () => [seen(0)]);
+      const [row] = await copyRowsOfOneSnapshot(pool, [{ text: seen(0), values: [] }]);
       assert.equal(row!.length, 3, 'the pool reads again');
     } finally {
       await pool.end();

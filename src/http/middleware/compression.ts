@@ -11,13 +11,12 @@ export const compressionThreshold = 1024;
 
 /**
  * How hard to compress, by answer. Typical API answers (a reading, a page of notes, an aggregate of a
- * few hundred rows) are small, and brotli's quality 4 and gzip's level 4 shrink them well in well under
- * a millisecond. Streamed answers (downloads, histories) and large ones (a year of hourly aggregates, 2
- * MB) are another matter: compression then competes for the same cores as PostgreSQL producing the rows
- * and the client reading them, and quality 4 (about 65 MB/s of CSV here) cannot keep up with COPY, so
- * they get brotli's quality 1 (about 200 MB/s, a fifth larger) and gzip's level 1 (about 1.9 times level
- * 4's speed). Brotli always uses a 256 KiB window: with its default 4 MiB window it holds back its first
- * byte until it has read megabytes (half a second of a download). Measured in bench/compression.
+ * few hundred rows) are small, and brotli's quality 4 and gzip's level 4 shrink them well and quickly.
+ * Streamed answers (downloads, histories) and large ones (a year of hourly aggregates) are another
+ * matter: compression then competes for the same cores as PostgreSQL producing the rows and the client
+ * reading them, and quality 4 cannot keep up with COPY, so they get brotli's quality 1 and gzip's level
+ * 1, somewhat larger and several times faster. Brotli always uses a 256 KiB window: with its default 4
+ * MiB window it holds back its first byte until it has read megabytes. Measured in bench/compression.
  */
 export type CompressionSettings = { br: BrotliOptions; gzip: ZlibOptions };
 
@@ -33,9 +32,8 @@ const swiftFrom = 256 * 1024;
 
 /**
  * For a fixed answer compressed once and sent as often as it is asked for (the discovery and OpenAPI
- * documents, the changelog, the docs page and its assets): its cost is paid once per process, so harder.
- * For the docs' 1.7 MB script bundle, brotli 6 takes 56 ms and gives 400 KB, against 8 ms and 525 KB at
- * quality 1 on every request before; gzip 9, 40 ms and 460 KB.
+ * documents, the changelog, the docs page and its assets): its cost is paid once per process, so harder
+ * levels are worth it (the docs' script bundle is the largest of them).
  */
 export const compressOnce: CompressionSettings = {
   br: { params: { [constants.BROTLI_PARAM_QUALITY]: 6, [constants.BROTLI_PARAM_LGWIN]: 22 } },

@@ -1,9 +1,10 @@
-import type { Db, PgPool } from '../db/pool.js';
-import { retryWhileMoved } from '../db/rollupsCurrent.js';
-import { EncodedAnswer } from '../http/encodedAnswer.js';
-import type { AnswerPart, SharedBytes } from '../http/splicedGzip.js';
-import { columnsKey } from './aggregateColumns.js';
+import type { Db, PgPool } from '../../db/pool.js';
+import { retryWhileMoved } from '../../db/rollupsCurrent.js';
+import { EncodedAnswer } from '../../http/encodedAnswer.js';
+import type { AnswerPart, SharedBytes } from '../../http/splicedGzip.js';
+import { columnsKey } from './columns.js';
 import type { AggregateArgs, ReadingSpan, StationSeen } from './queries.js';
+import { prepared } from '../../db/prepared.js';
 
 /** An aggregate in one output format, and how many periods it has. */
 /**
@@ -86,6 +87,17 @@ function firstUnsettled(period: AggregateArgs['period'], settledBefore: number):
   return settledBefore;
 }
 
+/** What an answer is kept under: the station's data version and interval, and where its settled part ends. */
+const stationState = prepared<{
+  version: string; backlog: boolean; interval_seconds: number; settled_version: string; settled_before: number; first: number | null; last: number | null;
+}>('envmon_station_state', `
+  select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
+         exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
+         l.settled_version::text as settled_version,
+         (extract(epoch from l.settled_before) * 1000)::float8 as settled_before,
+         (extract(epoch from l.first_ts) * 1000)::float8 as first, (extract(epoch from l.ts) * 1000)::float8 as last
+  from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`);
+
 /**
  * The aggregates of a station, kept while its readings stay as they were: each answer is stored under
  * the station's data version (station_latest.version, which every write of the service changes in its
@@ -130,18 +142,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   const attempt = (args: AggregateArgs, output: AggregateOutput, last: boolean) => db.replicas.prefer(async ({ readPool }) => {
     const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
     // The interval is part of the version: an operator's new interval changes every bucket's coverage.
-    const state = (await readPool.read<{
-      version: string; backlog: boolean; interval_seconds: number; settled_version: string; settled_before: number; first: number | null; last: number | null;
-    }>({
-      name: 'envmon_station_state',
-      text: `select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
-               exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
-               l.settled_version::text as settled_version,
-               (extract(epoch from l.settled_before) * 1000)::float8 as settled_before,
-               (extract(epoch from l.first_ts) * 1000)::float8 as first, (extract(epoch from l.ts) * 1000)::float8 as last
-             from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`,
-      values: [args.stationId],
-    })).rows[0];
+    const state = (await stationState.rows(readPool, [args.stationId]))[0];
     const seenAt = new Date();
     const cached = entries.get(key)?.entry;
     const current = state && !state.backlog && cached?.version === state.version ? cached : undefined;

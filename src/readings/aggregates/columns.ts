@@ -1,4 +1,4 @@
-import { rollupMetrics, type RollupMetric } from './reading.js';
+import { rollupMetrics, type RollupMetric } from '../reading.js';
 
 /** What an aggregate gives of a metric per bucket: values counted, mean, min, max, sample standard deviation. */
 export const metricStats = ['count', 'mean', 'min', 'max', 'sd'] as const;

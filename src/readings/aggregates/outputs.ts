@@ -1,9 +1,9 @@
-import type { PgPool } from '../db/pool.js';
-import { parquetType } from '../http/parquetFile.js';
-import { SharedBytes } from '../http/splicedGzip.js';
-import type { AggregateOutput, SettledPart } from './aggregateCache.js';
-import { columnsOf } from './aggregateColumns.js';
-import { parquetMetadata, preamble } from './attribution.js';
+import type { PgPool } from '../../db/pool.js';
+import { parquetType } from '../../formats/parquet.js';
+import { SharedBytes } from '../../http/splicedGzip.js';
+import type { AggregateOutput, SettledPart } from './cache.js';
+import { columnsOf } from './columns.js';
+import { parquetMetadata, preamble } from '../core/attribution.js';
 import { aggregateJsonPeriods, aggregateReadings, type AggregateArgs, type AggregateRow, type JsonPeriods } from './queries.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
 

@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Db } from '../db/pool.js';
-import { refreshLockKey } from '../db/rollupRefresher.js';
-import { lockStationExclusively } from './overrides.js';
+import type { Db } from '../../db/pool.js';
+import { refreshLockKey } from '../../db/rollupRefresher.js';
+import { lockStationExclusively } from '../core/stationLock.js';
 
 /** The rollup levels, finest first: each timescale level is materialised from the one before it. */
 export const rollupLevels = [

@@ -1,7 +1,7 @@
-import { parquetBuffer, type ParquetColumn } from '../http/parquetFile.js';
-import { z } from '../http/zod.js';
-import { defaultAggregateColumns, metricStats, type AggregateColumn, type MetricStat } from './aggregateColumns.js';
-import { rollupMetrics } from './reading.js';
+import { parquetBuffer, type ParquetColumn } from '../../formats/parquet.js';
+import { z } from '../../http/zod.js';
+import { defaultAggregateColumns, metricStats, type AggregateColumn, type MetricStat } from './columns.js';
+import { rollupMetrics } from '../reading.js';
 import type { AggregateRow } from './queries.js';
 
 const nullableNumber = z.number().nullable();

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { AggregatePeriod } from './schema.js';
+import type { AggregatePeriod } from './params.js';
 
 export const licenseUrl = 'https://creativecommons.org/licenses/by/4.0/';
 

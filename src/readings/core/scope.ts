@@ -1,7 +1,7 @@
-import type { CommonQueryMethods } from 'slonik';
-import { invalidParameters, notFound } from '../http/problem.js';
-import { stationExists } from '../stations/queries.js';
-import { findUnknownStations } from './queries.js';
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { invalidParameters, notFound } from '../../http/problem.js';
+import { stationExists } from '../../stations/queries.js';
 
 /**
  * The station a station-scoped request is about: the `station` parameter, else DEFAULT_STATION where the
@@ -23,4 +23,14 @@ export async function requireStations(db: CommonQueryMethods, ids: string[]): Pr
   const unknown = await findUnknownStations(db, ids);
   if (unknown.length === 1) throw notFound(`station '${unknown[0]}' is unknown`);
   if (unknown.length > 1) throw notFound(`stations ${unknown.map((id) => `'${id}'`).join(', ')} are unknown`);
+}
+
+/** Station ids among `ids` that do not exist, in the order given. */
+export async function findUnknownStations(db: CommonQueryMethods, ids: string[]): Promise<string[]> {
+  const unknown = await db.anyFirst(sql.type(z.object({ station_id: z.string() }))`
+    select s.station_id from unnest(${sql.array(ids, 'text')}) with ordinality as s (station_id, i)
+    where not exists (select 1 from stations t where t.station_id = s.station_id)
+    order by s.i
+  `);
+  return [...unknown];
 }

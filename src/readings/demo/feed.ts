@@ -1,9 +1,9 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { deleteKeysLabelled, issueKey } from '../stations/keys.js';
-import { generateDemoReadings, type DemoClimate } from './demoReadings.js';
-import { demoStations } from './demoStations.js';
+import { deleteKeysLabelled, issueKey } from '../../stations/keys.js';
+import { generateDemoReadings, type DemoClimate } from './readings.js';
+import { demoStations } from './stations.js';
 
 /** The label of the keys the feed issues itself, so that it can remove them, even those of a killed run. */
 export const demoFeedKeyLabel = 'envmon demo feed';

@@ -1,5 +1,5 @@
-import { flagFor, valuesOf } from './reading.js';
-import type { NewReading } from './reading.js';
+import { flagFor, valuesOf } from '../reading.js';
+import type { NewReading } from '../reading.js';
 
 export type DemoClimate = {
   temperature: number;

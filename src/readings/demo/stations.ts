@@ -1,5 +1,5 @@
-import type { StationInput } from '../stations/schema.js';
-import type { DemoClimate } from './demoReadings.js';
+import type { StationInput } from '../../stations/schema.js';
+import type { DemoClimate } from './readings.js';
 
 /** The demo network: three reporting stations in different climates, and one planned. */
 export const demoStations: (StationInput & { climate?: DemoClimate })[] = [

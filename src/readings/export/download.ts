@@ -1,10 +1,9 @@
 import { PassThrough } from 'node:stream';
-import type pg from 'pg';
-import { CopyBinaryReader, type BinaryColumn } from '../db/copyBinary.js';
-import { copyOut } from '../db/copyOut.js';
-import type { PgPool } from '../db/pool.js';
-import { parquetStream, type ParquetColumn } from '../http/parquetFile.js';
-import { readingFields, type QualityFlag } from './reading.js';
+import { CopyBinaryReader, type BinaryColumn } from '../../db/copyBinary.js';
+import { copyOut, type CopyQuery } from '../../db/copyOut.js';
+import type { PgPool } from '../../db/pool.js';
+import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
+import { readingFields, type QualityFlag } from '../reading.js';
 
 /** The measured fields a download gives, with their names in it. */
 const downloadFields = readingFields.flatMap((f) => ('download' in f ? [{ column: f.name, name: f.download }] : []));
@@ -14,17 +13,17 @@ export const downloadColumns = ['timestamp_utc', ...downloadFields.map((f) => f.
 export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean };
 
 /**
- * The COPY statement for a download, as CSV text or in PostgreSQL's binary format (for Parquet). COPY
- * takes no bind parameters, so every value is a literal escaped by the driver, and every value has
- * passed its schema first (station ids, dates, an enum).
+ * The query of a download, for COPY as CSV text or in PostgreSQL's binary format (for Parquet): every
+ * value has passed its schema first (station ids, dates, an enum).
  */
-export function downloadStatement(client: pg.ClientBase, args: DownloadArgs, format: 'csv' | 'binary' = 'csv'): string {
-  const literal = (value: string) => client.escapeLiteral(value);
-  const where = [`station_id in (${args.stationIds.map(literal).join(', ')})`];
+export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'csv'): CopyQuery {
+  const values: string[] = [];
+  const param = (value: string) => `$${values.push(value)}`;
+  const where = [`station_id in (${args.stationIds.map(param).join(', ')})`];
   // Dates are UTC days, whatever the session's zone.
-  if (args.from) where.push(`ts >= (${literal(args.from)}::date)::timestamp at time zone 'UTC'`);
-  if (args.to) where.push(`ts < (${literal(args.to)}::date + 1)::timestamp at time zone 'UTC'`);
-  if (args.quality) where.push(`quality_flag = ${literal(args.quality)}`);
+  if (args.from) where.push(`ts >= (${param(args.from)}::date)::timestamp at time zone 'UTC'`);
+  if (args.to) where.push(`ts < (${param(args.to)}::date + 1)::timestamp at time zone 'UTC'`);
+  if (args.quality) where.push(`quality_flag = ${param(args.quality)}`);
   const columns = [
     ...(args.withStation ? ['station_id'] : []),
     format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
@@ -32,14 +31,14 @@ export function downloadStatement(client: pg.ClientBase, args: DownloadArgs, for
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';
-  return `copy (select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}) to stdout with (format ${format})`;
+  return { text: `select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}`, values };
 }
 
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
 export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
   const body = new PassThrough();
   body.write(preamble);
-  return copyOut(pool, (client) => downloadStatement(client, args), body);
+  return copyOut(pool, downloadQuery(args), 'csv', body);
 }
 
 /** The columns of a Parquet download: those of the CSV, typed. */
@@ -50,8 +49,8 @@ export const parquetDownloadColumns = (withStation: boolean): ParquetColumn[] =>
   { name: 'quality_flag', kind: 'string', required: true },
 ];
 
-// Rows per row group (about three weeks of one-minute readings): encoding one holds the event loop for
-// about 80 ms here, where 65,536 held it for 160-220 ms for a file a tenth smaller (bench/parquet).
+// Rows per row group (about three weeks of one-minute readings): encoding a row group holds the event
+// loop, so groups are kept this small; twice as many rows made a file only a little smaller (bench/parquet).
 const rowGroupRows = 32_768;
 
 /**
@@ -61,7 +60,7 @@ const rowGroupRows = 32_768;
 export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, metadata: Record<string, string>): Promise<PassThrough> {
   const columns = parquetDownloadColumns(args.withStation);
   const types = columns.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
-  const rows = await copyOut(pool, (client) => downloadStatement(client, args, 'binary'), new CopyBinaryReader(types, rowGroupRows));
+  const rows = await copyOut(pool, downloadQuery(args, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
   const file = parquetStream(columns, metadata);
   file.body.on('close', () => rows.destroy());
   void (async () => {

@@ -1,11 +1,11 @@
-import { featureCollectionSchema, shapeFeatureCollection } from '../http/geojson.js';
-import { addRoute, type Api } from '../http/route.js';
-import { cachePolicy } from '../http/cachePolicy.js';
-import { z } from '../http/zod.js';
-import { stationRow } from '../stations/queries.js';
-import { stationStatuses } from '../stations/schema.js';
+import { featureCollectionSchema, shapeFeatureCollection } from '../../formats/geojson.js';
+import { addRoute, type Api } from '../../http/route.js';
+import { cachePolicy } from '../../http/cachePolicy.js';
+import { z } from '../../http/zod.js';
+import { stationRow } from '../../stations/queries.js';
+import { stationStatuses } from '../../stations/schema.js';
 import { listStationsWithLatest, type StationWithLatestRow } from './queries.js';
-import { readingSchema, shapeReading } from './reading.js';
+import { readingSchema, shapeReading } from '../reading.js';
 
 // The station list carries each station's latest reading, so it lives with the readings, which know
 // stations, rather than with the stations, which would then have to know readings.

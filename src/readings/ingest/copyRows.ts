@@ -7,7 +7,7 @@ import { postgresEpochMs, tupleFields } from '../../db/copyBinary.js';
  * values; no string or object per reading is kept.
  *
  * Binary, not text: the database then takes each timestamp as eight bytes and each measurement as a
- * double, instead of parsing their text (about 40% of a COPY's time in PostgreSQL here). The doubles
+ * double, instead of parsing their text (a large part of a text COPY's time in PostgreSQL). The doubles
  * are the ones JSON.parse gives, so a value is stored as it would be from its text.
  */
 export class CopyRows {

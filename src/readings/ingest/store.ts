@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { copyBinaryIn } from '../../db/copyBinaryIn.js';
 import { retryOnConflict, sqlState } from '../../db/errors.js';
 import { copyClientError, type Db } from '../../db/pool.js';
-import { overrideAt, overridesSql, stationLockSharedSql, type Override } from '../overrides.js';
+import { overrideAt, overridesSql, stationLockSharedSql, type Override } from '../core/stationLock.js';
 import type { NewReading } from '../reading.js';
 import { flagField, readingColumns } from './columns.js';
 import { CopyRows } from './copyRows.js';

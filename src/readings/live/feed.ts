@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Listener } from '../db/listener.js';
-import type { Db } from '../db/pool.js';
-import { logPageSize, readBatchReadings, readCurrentVersions, readLogSince, type LoggedBatch } from './liveQueries.js';
-import { shapeReading, type Reading } from './reading.js';
+import type { Listener } from '../../db/listener.js';
+import type { Db } from '../../db/pool.js';
+import { logPageSize, readBatchReadings, readCurrentVersions, readLogSince, type LoggedBatch } from './queries.js';
+import { shapeReading, type Reading } from '../reading.js';
 
 /** One committed batch of a station's new readings. */
 export type LiveBatch = { stationId: string; version: number; loggedAt: number; readings: readonly Reading[] };

@@ -1,12 +1,13 @@
 import { PassThrough } from 'node:stream';
-import { cachePolicy } from '../http/cachePolicy.js';
-import { stationListSchema } from '../http/params.js';
-import { addRoute, type Api } from '../http/route.js';
-import { clientSlots, guardStream } from '../http/streamGuard.js';
-import { z } from '../http/zod.js';
-import { maxReplayReadings, type LiveBatch, type LiveReadings } from './liveReadings.js';
-import { numericFields, type Reading } from './reading.js';
-import { requireStations } from './stationScope.js';
+import { sseEvent as event } from '../../formats/sse.js';
+import { cachePolicy } from '../../http/cachePolicy.js';
+import { stationListSchema } from '../../http/params.js';
+import { addRoute, type Api } from '../../http/route.js';
+import { clientSlots, guardStream } from '../../http/streamGuard.js';
+import { z } from '../../http/zod.js';
+import { maxReplayReadings, type LiveBatch, type LiveReadings } from './feed.js';
+import { numericFields, type Reading } from '../reading.js';
+import { requireStations } from '../core/scope.js';
 
 export const maxStreamStations = 50;
 
@@ -42,8 +43,6 @@ function parsePosition(text: string | undefined): { cursor: Map<string, number>;
   return { cursor, at: Number(match[2]) };
 }
 
-/** Server-Sent Events: one event per line set, ended by a blank line; data is one line of JSON. */
-const event = (name: string, id: string | null, data: unknown) => `event: ${name}\n${id === null ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 
 export function addLiveRoutes(api: Api, live: LiveReadings): void {
   const { config, db } = api.deps;

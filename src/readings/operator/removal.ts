@@ -1,8 +1,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Db } from '../db/pool.js';
-import { retryOnConflict } from '../db/errors.js';
-import { lockStationExclusively } from './overrides.js';
+import type { Db } from '../../db/pool.js';
+import { retryOnConflict } from '../../db/errors.js';
+import { lockStationExclusively } from '../core/stationLock.js';
 
 const removed = z.object({ deleted: z.number() });
 

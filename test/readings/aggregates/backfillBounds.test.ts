@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines } from '../helpers/app.js';
-import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { runJobs } from '../helpers/rollups.js';
+import { describeEngines } from '../../helpers/app.js';
+import { assertRollupExact, flagFilters, periods } from '../../helpers/exactness.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { runJobs } from '../../helpers/rollups.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 16);
 // Fixed and printed, so that a failure replays; FUZZ_SEED explores others.

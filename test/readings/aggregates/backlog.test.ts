@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { anotherInstance, describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { assertAggregateApiExact } from '../helpers/oracle.js';
-import { daysAgo } from '../helpers/rollups.js';
+import { anotherInstance, describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { assertAggregateApiExact } from '../../helpers/oracle.js';
+import { daysAgo } from '../../helpers/rollups.js';
 
 const minute = (i: number, base: string) => new Date(Date.parse(base) + i * 60_000).toISOString();
 

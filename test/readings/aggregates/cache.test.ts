@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
-import { createAggregateReader } from '../../src/readings/aggregateCache.js';
-import { aggregateCsvOutput, aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
-import { recordOverride } from '../../src/readings/overrides.js';
-import { aggregatePeriods, type AggregatePeriod } from '../../src/readings/schema.js';
-import { runCli } from '../helpers/cli.js';
-import { deleteReadings } from '../../src/readings/removal.js';
-import { anotherInstance, describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { seeded } from '../helpers/readings.js';
-import { assertAggregateApiExact } from '../helpers/oracle.js';
-import { daysAgo } from '../helpers/rollups.js';
+import { createAggregateReader } from '../../../src/readings/aggregates/cache.js';
+import { aggregateCsvOutput, aggregateJsonOutput } from '../../../src/readings/aggregates/outputs.js';
+import { recordOverride } from '../../../src/readings/operator/overrides.js';
+import { aggregatePeriods, type AggregatePeriod } from '../../../src/readings/core/params.js';
+import { runCli } from '../../helpers/cli.js';
+import { deleteReadings } from '../../../src/readings/operator/removal.js';
+import { anotherInstance, describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { seeded } from '../../helpers/readings.js';
+import { assertAggregateApiExact } from '../../helpers/oracle.js';
+import { daysAgo } from '../../helpers/rollups.js';
 
 // Fixed and printed, so that a failure replays; FUZZ_SEED explores others.
 const seed = Number(process.env.FUZZ_SEED ?? 20_261_126);

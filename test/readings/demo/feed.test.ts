@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { demoFeedKeyLabel, startDemoFeed } from '../../src/readings/demoFeed.js';
-import { generateDemoReadings } from '../../src/readings/demoReadings.js';
-import { demoStations } from '../../src/readings/demoStations.js';
-import { storeReadings } from '../../src/readings/ingest/store.js';
-import { issueKey } from '../../src/stations/keys.js';
-import { upsertStation } from '../../src/stations/queries.js';
-import { describeEngines } from '../helpers/app.js';
-import { eventually } from '../helpers/rollups.js';
+import { demoFeedKeyLabel, startDemoFeed } from '../../../src/readings/demo/feed.js';
+import { generateDemoReadings } from '../../../src/readings/demo/readings.js';
+import { demoStations } from '../../../src/readings/demo/stations.js';
+import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { issueKey } from '../../../src/stations/keys.js';
+import { upsertStation } from '../../../src/stations/queries.js';
+import { describeEngines } from '../../helpers/app.js';
+import { eventually } from '../../helpers/rollups.js';
 
 const minute = 60_000;
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { storeReadings } from '../../src/readings/ingest/store.js';
-import { describeEngines } from '../helpers/app.js';
-import { addStation, bulkFixture, makeReadings } from '../helpers/readings.js';
+import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { describeEngines } from '../../helpers/app.js';
+import { addStation, bulkFixture, makeReadings } from '../../helpers/readings.js';
 
 const licence = 'https://creativecommons.org/licenses/by/4.0/';
 const columns = 'timestamp_utc,temperature_c,humidity_rh,pressure_hpa,pm2_5_ugm3,pm10_ugm3,co2_ppm,quality_flag';

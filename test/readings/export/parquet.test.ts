@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { storeReadings } from '../../src/readings/ingest/store.js';
-import { describeEngines, type TestEnv } from '../helpers/app.js';
-import { readParquet, type ParquetRead } from '../helpers/parquet.js';
-import { addStation, makeReadings } from '../helpers/readings.js';
+import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { describeEngines, type TestEnv } from '../../helpers/app.js';
+import { readParquet, type ParquetRead } from '../../helpers/parquet.js';
+import { addStation, makeReadings } from '../../helpers/readings.js';
 
 const licence = 'https://creativecommons.org/licenses/by/4.0/';
 const parquetType = 'application/vnd.apache.parquet';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { coalesce } from '../../src/db/coalesce.js';
-import { describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { coalesce } from '../../../src/db/coalesce.js';
+import { describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 
 describe('coalesced reads', () => {
   it('serve every call with a read that started after it, sharing one read among the calls that wait', async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createAggregateReader } from '../../src/readings/aggregateCache.js';
-import { aggregateJsonOutput } from '../../src/readings/aggregateOutputs.js';
-import type { AggregateArgs } from '../../src/readings/queries.js';
-import { describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { assertAggregateApiExact } from '../helpers/oracle.js';
-import { makeReadings } from '../helpers/readings.js';
+import { createAggregateReader } from '../../../src/readings/aggregates/cache.js';
+import { aggregateJsonOutput } from '../../../src/readings/aggregates/outputs.js';
+import type { AggregateArgs } from '../../../src/readings/aggregates/queries.js';
+import { describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { assertAggregateApiExact } from '../../helpers/oracle.js';
+import { makeReadings } from '../../helpers/readings.js';
 
 const hourMs = 3_600_000;
 const dayMs = 24 * hourMs;

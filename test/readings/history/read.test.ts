@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { readCurrent } from '../../src/db/rollupsCurrent.js';
-import { historicalQuery } from '../../src/readings/historical.js';
-import { compareInterval, compareQuery, compareStations } from '../../src/readings/queries.js';
-import { recordOverride } from '../../src/readings/overrides.js';
-import { storeReadings } from '../../src/readings/ingest/store.js';
-import { describeEngines, type TestEnv } from '../helpers/app.js';
-import { assertClose, periods, type Period } from '../helpers/exactness.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { allMetrics, assertResult, defaultFields, metricFields, rawAggregate } from '../helpers/oracle.js';
-import { addStation, makeReadings } from '../helpers/readings.js';
-import { runCli } from '../helpers/cli.js';
+import { readCurrent } from '../../../src/db/rollupsCurrent.js';
+import { withLiterals } from '../../../src/db/copyOut.js';
+import { historicalQuery } from '../../../src/readings/history/historical.js';
+import { compareInterval, compareQuery, compareStations } from '../../../src/readings/aggregates/queries.js';
+import { recordOverride } from '../../../src/readings/operator/overrides.js';
+import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { describeEngines, type TestEnv } from '../../helpers/app.js';
+import { assertClose, periods, type Period } from '../../helpers/exactness.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { allMetrics, assertResult, defaultFields, metricFields, rawAggregate } from '../../helpers/oracle.js';
+import { addStation, makeReadings } from '../../helpers/readings.js';
+import { runCli } from '../../helpers/cli.js';
 
 // Times relative to one anchor per test, taken at its start: a test that writes a reading at "a minute
 // ago" and later expects it must not see the clock's minute turn in between.
@@ -95,7 +96,7 @@ describeEngines('GET /data/latest/ and /data/historical/', (env) => {
     await addWeeksOfHours(env(), 'rd-chunks');
     const client = await env().db.readPool.connect();
     try {
-      assertPlansItsWindow((await client.query(`explain ${historicalQuery(client, { stationId: 'rd-chunks', hours: 24 })}`)).rows, await chunkCount(env()));
+      assertPlansItsWindow((await client.query(`explain ${withLiterals(client, historicalQuery({ stationId: 'rd-chunks', hours: 24 }))}`)).rows, await chunkCount(env()));
     } finally {
       client.release();
     }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { brotliCompressSync, constants } from 'node:zlib';
-import { describeEngines } from '../helpers/app.js';
-import type { Problem } from '../../src/http/problem.js';
-import { batchesPerAddress, batchesPerStation, createIngestFairness } from '../../src/readings/ingest/fairness.js';
-import { stationWithKey } from '../helpers/ingest.js';
+import { describeEngines } from '../../helpers/app.js';
+import type { Problem } from '../../../src/http/problem.js';
+import { batchesPerAddress, batchesPerStation, createIngestFairness } from '../../../src/readings/ingest/fairness.js';
+import { stationWithKey } from '../../helpers/ingest.js';
 
 /** Sends headers and `first` of a body that never ends; resolves with the answer's status and body. */
 function answerBeforeBodyEnds(origin: string, headers: Record<string, string>, first: Buffer): Promise<{ status: number; body: string; request: http.ClientRequest }> {

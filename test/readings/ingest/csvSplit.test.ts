@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parsedRows, plainRows } from '../../src/readings/ingest/csv.js';
-import { csvBody } from '../helpers/csvTexts.js';
+import { parsedRows, plainRows } from '../../../src/readings/ingest/csv.js';
+import { csvBody } from '../../helpers/csvTexts.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 500);
 // Fixed and printed, so that a failure replays; FUZZ_SEED explores others.

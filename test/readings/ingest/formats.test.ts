@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { countReadings } from '../helpers/readings.js';
+import { describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { countReadings } from '../../helpers/readings.js';
 
 const minute = (i: number) => new Date(Date.parse('2026-05-01T00:00:00Z') + i * 60_000).toISOString();
 

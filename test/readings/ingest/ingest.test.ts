@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { issueKey, revokeKey, listKeys } from '../../src/stations/keys.js';
-import { ingestReadingSchema } from '../../src/readings/ingest/schema.js';
-import { fieldAliases, moduleChannels, numericFields } from '../../src/readings/reading.js';
-import { describeEngines, startTestApp } from '../helpers/app.js';
-import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
-import { assertAggregateApiExact } from '../helpers/oracle.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { countReadings } from '../helpers/readings.js';
-import { testServer } from '../helpers/server.js';
-import { assertBelowWatermarks, daysAgo } from '../helpers/rollups.js';
+import { issueKey, revokeKey, listKeys } from '../../../src/stations/keys.js';
+import { ingestReadingSchema } from '../../../src/readings/ingest/schema.js';
+import { fieldAliases, moduleChannels, numericFields } from '../../../src/readings/reading.js';
+import { describeEngines, startTestApp } from '../../helpers/app.js';
+import { assertRollupExact, flagFilters, periods } from '../../helpers/exactness.js';
+import { assertAggregateApiExact } from '../../helpers/oracle.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { countReadings } from '../../helpers/readings.js';
+import { testServer } from '../../helpers/server.js';
+import { assertBelowWatermarks, daysAgo } from '../../helpers/rollups.js';
 
 const storedRow = z.object({
   temperature_c: z.number().nullable(),
@@ -371,9 +371,9 @@ describe('ingest across a server restart', () => {
         const readings = Array.from({ length: 200 }, (_, i) => ({ timestamp: minute(i), temperature_c: 7 }));
         assert.equal((await postBatch(first, key, { station_id: 'in-restart', readings })).body.accepted, 200);
         // A second app on the same database, as after a restart; the first is stopped.
-        const { createDb } = await import('../../src/db/pool.js');
-        const { createApp } = await import('../../src/app.js');
-        const { listen } = await import('../../src/http/server.js');
+        const { createDb } = await import('../../../src/db/pool.js');
+        const { createApp } = await import('../../../src/app.js');
+        const { listen } = await import('../../../src/http/server.js');
         const { pino } = await import('pino');
         const db = await createDb(first.databaseUrl, engine, { poolSize: 2, statementTimeoutMs: 10_000 });
         const running = await listen(createApp({ config: first.config, db, log: pino({ level: 'silent' }) }).app, 0, '127.0.0.1');

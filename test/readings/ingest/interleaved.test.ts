@@ -3,8 +3,8 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines, type TestEnv } from '../helpers/app.js';
-import { stationWithKey } from '../helpers/ingest.js';
+import { describeEngines, type TestEnv } from '../../helpers/app.js';
+import { stationWithKey } from '../../helpers/ingest.js';
 
 // Stations posting alternately and at once, in JSON, NDJSON and CSV, through the real HTTP route: every
 // value must be stored in the field it was sent in, for the station that sent it. The oracle is the

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
+import { describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 60);
 // Fixed and printed, so that a failure replays; FUZZ_SEED explores others.

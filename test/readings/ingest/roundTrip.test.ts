@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
-import { describeEngines, type TestEnv } from '../helpers/app.js';
-import { stationWithKey } from '../helpers/ingest.js';
-import { readParquet } from '../helpers/parquet.js';
+import { describeEngines, type TestEnv } from '../../helpers/app.js';
+import { stationWithKey } from '../../helpers/ingest.js';
+import { readParquet } from '../../helpers/parquet.js';
 
 // Every field of a reading, posted in each format, read back from every way out in the field it was
 // sent in. The expected values are the ones this test sent.

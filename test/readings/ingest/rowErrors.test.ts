@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { describeEngines } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { assertAggregateApiExact } from '../helpers/oracle.js';
-import { countReadings } from '../helpers/readings.js';
-import { daysAgo } from '../helpers/rollups.js';
+import { describeEngines } from '../../helpers/app.js';
+import { runCli } from '../../helpers/cli.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { assertAggregateApiExact } from '../../helpers/oracle.js';
+import { countReadings } from '../../helpers/readings.js';
+import { daysAgo } from '../../helpers/rollups.js';
 
 // One base for the whole file: every row of these tests is placed from it.
 const base = Date.parse(daysAgo(2));

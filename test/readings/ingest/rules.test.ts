@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { BatchEncoder } from '../../src/readings/ingest/encoder.js';
-import { parseTimestamp, RowError } from '../../src/readings/ingest/rules.js';
-import { rowValues } from '../helpers/copyRows.js';
+import { BatchEncoder } from '../../../src/readings/ingest/encoder.js';
+import { parseTimestamp, RowError } from '../../../src/readings/ingest/rules.js';
+import { rowValues } from '../../helpers/copyRows.js';
 
 describe('timestamps posted by stations', () => {
   const valid: [string, string][] = [

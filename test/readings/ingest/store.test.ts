@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { recordOverride } from '../../src/readings/overrides.js';
-import { storeReadings } from '../../src/readings/ingest/store.js';
-import { describeEngines } from '../helpers/app.js';
-import { assertRollupExact, flagFilters, periods } from '../helpers/exactness.js';
-import { addStation, countReadings, makeReadings } from '../helpers/readings.js';
+import { recordOverride } from '../../../src/readings/operator/overrides.js';
+import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { describeEngines } from '../../helpers/app.js';
+import { assertRollupExact, flagFilters, periods } from '../../helpers/exactness.js';
+import { addStation, countReadings, makeReadings } from '../../helpers/readings.js';
 
 describeEngines('readings store', (env) => {
   it('stores a batch and reports new readings and duplicates', async () => {

@@ -3,10 +3,10 @@ import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { anotherInstance, describeEngines } from '../helpers/app.js';
-import { postBatch, stationWithKey } from '../helpers/ingest.js';
-import { eventually } from '../helpers/rollups.js';
-import { openStream, type SseEvent } from '../helpers/sse.js';
+import { anotherInstance, describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { eventually } from '../../helpers/rollups.js';
+import { openStream, type SseEvent } from '../../helpers/sse.js';
 
 // Minutes of the last two hours, so that every batch is live on timescale too (above the horizon).
 const base = Math.floor(Date.now() / 60_000) * 60_000 - 100 * 60_000;

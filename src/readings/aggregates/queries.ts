@@ -1,56 +1,14 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import type pg from 'pg';
-import type { PgPool } from '../db/pool.js';
-import { copyRowsOfOneSnapshot, withLiterals } from '../db/copyRow.js';
+import type { PgPool } from '../../db/pool.js';
+import type { CopyQuery } from '../../db/copyOut.js';
+import { copyRowsOfOneSnapshot } from '../../db/copyRow.js';
 import { z } from 'zod';
-import { stationRow } from '../stations/queries.js';
-import { readingRow, rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from './reading.js';
-import { columnsKey, columnsOf, type AggregateColumn } from './aggregateColumns.js';
-import type { AggregatePeriod } from './schema.js';
-
-const stationWithLatestRow = stationRow.extend({
-  latest: readingRow.nullable(),
-});
-export type StationWithLatestRow = z.infer<typeof stationWithLatestRow>;
-
-/**
- * Every station with its most recent reading, in one query: each reading is looked up as the latest one is
- * (envmon_latest_reading, migration 0011), by the timestamp station_latest names, as a value known when
- * its lookup is planned. On timescale a join on that timestamp could leave out chunks only at run time:
- * each request planned every chunk of readings (the list took 19-20 ms on a database of 150 chunks, 3-4 ms now).
- */
-export async function listStationsWithLatest(pool: PgPool): Promise<readonly StationWithLatestRow[]> {
-  const { rows } = await pool.read({ name: 'envmon_station_list', text: `
-    select s.station_id, s.name, s.location_name, s.altitude_m, s.latitude, s.longitude, s.status, s.interval_seconds,
-           to_jsonb(latest) as latest
-    from stations s
-    left join lateral envmon_latest_reading(s.station_id) latest on true
-    order by s.station_id
-  ` });
-  return stationWithLatestRow.array().parse(rows);
-}
+import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from '../reading.js';
+import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
+import type { AggregatePeriod } from '../core/params.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
-
-/**
- * The station's most recent reading, or null when it has none: one round trip to a prepared statement
- * (envmon_latest_reading looks the reading up by the timestamp station_latest names), on the read
- * pool, with the driver's own types. The hottest read of the service.
- */
-export async function findLatestReading(pool: PgPool, stationId: string): Promise<Record<string, unknown> | null> {
-  return (await pool.read(latestStatement(stationId))).rows[0] ?? null;
-}
-
-/** findLatestReading on a connection already held (to prepare it). */
-export async function findLatestReadingOn(client: pg.ClientBase, stationId: string): Promise<Record<string, unknown> | null> {
-  return (await client.query(latestStatement(stationId))).rows[0] ?? null;
-}
-
-const latestStatement = (stationId: string): pg.QueryConfig => ({
-  name: 'envmon_latest_reading',
-  text: 'select * from envmon_latest_reading($1)',
-  values: [stationId],
-});
 
 const rollupOf: Record<AggregatePeriod, string> = {
   hour: 'readings_hourly',
@@ -138,8 +96,8 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
 const periodSeconds: Record<Exclude<AggregatePeriod, 'month'>, number> = { hour: 3600, day: 86_400, week: 7 * 86_400 };
 
 // Hours are planned for each request's station: a generic plan, made once for any station, reads the
-// timescale hourly rollup by its bucket index and filters every station's rows (70 ms against 24 ms for
-// one station among 16), and planning costs under a millisecond beside 8,760 buckets a year.
+// timescale hourly rollup by its bucket index and filters every station's rows, and planning costs
+// little beside 8,760 buckets a year.
 const statementName = (kind: string, period: AggregatePeriod, cut: boolean, metrics: readonly RollupMetric[] | undefined) =>
   period === 'hour' ? undefined : `envmon_aggregate_${kind}_${period}${cut ? '_cut' : ''}_${columnsKey(metrics)}`;
 
@@ -176,8 +134,7 @@ const doubles = { getTypeParser: () => Number } as unknown as pg.CustomTypesConf
  * The statement of an aggregate's JSON: the database writes each period as an AggregateResult object,
  * its numbers in the shortest form that reads back exactly, and joins them. A year of hourly periods
  * (115,000 numbers) then reaches the service as one text, rather than as values the driver parses one
- * by one and the service prints again, which held the event loop for about 40 ms: four clients asking
- * for it got 13 answers a second, and get 22 now. Every value is finite (readings are within ±1e9), so
+ * by one and the service prints again, holding the event loop (bench/aggregate). Every value is finite (readings are within ±1e9), so
  * each prints as a JSON number (1e-05 and -0 are JSON too). The periods come in two parts, split at $8:
  * those before it, which a kept answer can reuse while they stay settled, and the rest; and with them
  * what this statement's snapshot says of the station (StationSeen).
@@ -244,10 +201,8 @@ export async function aggregateJsonPeriods(
 ): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
   if (args.period === 'hour') {
     const bounds = [since, ...hourCuts(args, since, readings), 'infinity'];
-    const pieces = (await copyRowsOfOneSnapshot(pool, (client) => bounds.slice(1).map((until, i) => {
-      const query = jsonQuery(args, intervalSeconds, bounds[i]!, split, until);
-      return withLiterals(client, query.text, query.values as (string | number | null)[]);
-    }))).map((row) => {
+    const queries = bounds.slice(1).map((until, i) => jsonQuery(args, intervalSeconds, bounds[i]!, split, until) as CopyQuery);
+    const pieces = (await copyRowsOfOneSnapshot(pool, queries)).map((row) => {
       const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
       return {
         settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
@@ -269,8 +224,8 @@ export async function aggregateJsonPeriods(
 }
 
 const hourMs = 3_600_000;
-// The statement of a year of hourly periods spends most of its time printing numbers, on one core: read
-// through COPY here, 120-145 ms in one piece, 88-105 ms in two side by side. Three or four pieces were no
+// The statement of a year of hourly periods spends most of its time printing numbers, on one core, so
+// it is read in two pieces side by side (bench/paths compares one piece). More pieces were no
 // faster on two cores, and a piece under a thousand hours saves less than one more connection's round
 // trips cost.
 const hourPieces = 2;
@@ -332,8 +287,8 @@ export function compareQuery(args: CompareArgs) {
   const first = sql.fragment`date_bin(${interval}, now(), ${origin}) - ${buckets - 1} * ${interval}`;
   // A looser bound than `first` (which is later than it), written as TimescaleDB reads a constant while
   // planning, now() less a literal interval: only the chunks of the window are planned. With `first` alone
-  // (bind parameters, date_bin) every chunk of readings was planned and then left out at start: 14 ms of
-  // planning for a day of 5-minute means on a station-year.
+  // (bind parameters, date_bin) every chunk of readings was planned and then left out at start, a cost
+  // growing with the history.
   const window = sql.fragment`now() - ${sql.literalValue(`${buckets * args.seconds} seconds`)}::interval`;
   const column = sql.identifier([args.param]);
   const means =
@@ -366,14 +321,4 @@ export function compareQuery(args: CompareArgs) {
       (select jsonb_object_agg(station_id, values) from series) as series,
       exists (select 1 from rollup_backlog where station_id = any(${sql.array(args.stationIds, 'text')})) as waiting
   `;
-}
-
-/** Station ids among `ids` that do not exist, in the order given. */
-export async function findUnknownStations(db: CommonQueryMethods, ids: string[]): Promise<string[]> {
-  const unknown = await db.anyFirst(sql.type(z.object({ station_id: z.string() }))`
-    select s.station_id from unnest(${sql.array(ids, 'text')}) with ordinality as s (station_id, i)
-    where not exists (select 1 from stations t where t.station_id = s.station_id)
-    order by s.i
-  `);
-  return [...unknown];
 }

@@ -1,0 +1,41 @@
+import { clampedInteger, stationListSchema } from '../../http/params.js';
+import { z } from '../../http/zod.js';
+import { aggregatePeriods, dateRange, qualitySchema, stationWithDefault } from '../core/params.js';
+import { compareParams, rollupMetrics } from '../reading.js';
+
+const metricListPattern = `^ *(${rollupMetrics.join('|')}) *(, *(${rollupMetrics.join('|')}) *)*$`;
+
+/** Comma-separated metric names (spaces around the commas allowed); each named once, in the rollups' order. */
+const metricListSchema = z
+  .string()
+  .regex(new RegExp(metricListPattern), `must be comma-separated metric names from ${rollupMetrics.join(', ')}`)
+  .transform((value) => {
+    const named = value.split(',').map((name) => name.trim());
+    return rollupMetrics.filter((m) => named.includes(m));
+  })
+  .openapi({
+    type: 'string', pattern: metricListPattern, example: 'temperature_c,pm10',
+    description: `Metrics to summarise, comma-separated (${rollupMetrics.join(', ')}): each result then gives, per metric, \`<metric>_count\`, \`_mean\`, \`_min\`, \`_max\` and \`_sd\`, in place of the default fields`,
+  });
+
+export const aggregateQuerySchema = (defaultStation: string | undefined) => dateRange({
+  station: stationWithDefault(defaultStation),
+  period: z.enum(aggregatePeriods).default('day'),
+  quality: qualitySchema,
+  metrics: metricListSchema.optional(),
+  output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
+    description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (typed columns, the licence and citation in the file\'s key-value metadata)',
+  }),
+});
+export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
+
+export const maxCompareStations = 10;
+
+export const compareQuerySchema = z.object({
+  stations: stationListSchema(maxCompareStations),
+  param: z.enum(compareParams).default('temperature_c'),
+  hours: clampedInteger(24, 1, 720),
+  quality: qualitySchema,
+});
+export type CompareQuery = z.infer<typeof compareQuerySchema>;
+

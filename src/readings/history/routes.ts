@@ -1,0 +1,66 @@
+import { coalesce } from '../../db/coalesce.js';
+import { addRoute, type Api } from '../../http/route.js';
+import { cachePolicy } from '../../http/cachePolicy.js';
+import { notFound } from '../../http/problem.js';
+import { guardStream } from '../../http/streamGuard.js';
+import { z } from '../../http/zod.js';
+import { requireStation, stationParam } from '../core/scope.js';
+import { readingSchema, shapeReading } from '../reading.js';
+import { streamHistorical } from './historical.js';
+import { findLatestReading } from './queries.js';
+import { historicalQuerySchema, latestQuerySchema } from './schema.js';
+
+const historicalSchema = z
+  .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(readingSchema) })
+  .openapi('HistoricalReadings');
+
+/** /data/latest/ and /data/historical/: a station's newest reading, and its readings over the last hours. */
+export function addHistoryRoutes(api: Api): void {
+  const { config, db } = api.deps;
+  // Partners' charts ask for the same stations' latest readings over and over, many at once.
+  const latestReading = coalesce((stationId: string) => findLatestReading(db.readPool, stationId));
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/latest/', operationId: 'latestReading', cache: cachePolicy.live, tag: 'Readings',
+      summary: 'The most recent reading of a station',
+      query: latestQuerySchema,
+      responses: {
+        200: { description: 'The reading', content: { 'application/json': readingSchema } },
+        404: { description: 'The station is unknown or has no reading' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationId = stationParam(query.station, undefined);
+      const reading = await latestReading(stationId);
+      if (!reading) {
+        await requireStation(db.pool, stationId);
+        throw notFound(`station '${stationId}' has no readings yet`);
+      }
+      ctx.body = shapeReading(reading);
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
+      summary: 'A station\'s readings over the last hours, oldest first',
+      query: historicalQuerySchema(config.defaultStation),
+      responses: {
+        200: { description: 'The readings', content: { 'application/json': historicalSchema } },
+        404: { description: 'The station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      const stationId = stationParam(query.station, config.defaultStation);
+      // Checked before the first byte: once the answer streams, the status cannot change.
+      await requireStation(db.pool, stationId);
+      const body = await db.replicas.prefer(({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality }));
+      ctx.type = 'application/json; charset=utf-8';
+      guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
+      ctx.body = body;
+    },
+  );
+}
