@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { tooManyRequests } from '../../http/problem.js';
 
 // At most this many batches of one station's key, and of one client address, are read and stored at a
@@ -8,6 +9,9 @@ export const batchesPerAddress = 16;
 // keys cannot load the database that every station shares.
 export const failedKeysPerMinute = 30;
 const minute = 60_000;
+// How long a key that authenticated passes an address's failed-key throttle, and how many such keys are kept.
+const trustedForMs = 10 * minute;
+const trustedKeys = 10_000;
 
 /**
  * What ingest keeps of its clients, for one app: the batches each station and each address has under way,
@@ -16,6 +20,10 @@ const minute = 60_000;
 export function createIngestFairness() {
   const underWay = new Map<string, number>();
   const failures = new Map<string, { count: number; resetAt: number }>();
+  // Digests of Authorization headers that authenticated lately, oldest first: a station behind the same
+  // address (a NAT) as someone guessing keys is not refused for their failures.
+  const trusted = new Map<string, number>();
+  const digest = (authorization: string) => createHash('sha256').update(authorization).digest('base64url');
 
   const take = (key: string, limit: number, detail: string) => {
     const held = underWay.get(key) ?? 0;
@@ -29,16 +37,27 @@ export function createIngestFairness() {
   };
 
   return {
-    /** Throws a 429 when the address has failed to authenticate too often this minute. */
-    checkAddress(address: string): void {
+    /**
+     * Throws a 429 when the address has failed to authenticate too often this minute, unless
+     * `authorization` authenticated lately.
+     */
+    checkAddress(address: string, authorization: string): void {
       const seen = failures.get(address);
       if (seen && seen.resetAt <= Date.now()) failures.delete(address);
-      else if (seen && seen.count >= failedKeysPerMinute) {
+      else if (seen && seen.count >= failedKeysPerMinute && !((trusted.get(digest(authorization)) ?? 0) > Date.now())) {
         throw tooManyRequests(`more than ${failedKeysPerMinute} requests with a missing or invalid key from this address in a minute`, Math.max(1, Math.ceil((seen.resetAt - Date.now()) / 1000)));
       }
     },
-    /** Counts a failed authentication of the address. */
-    failed(address: string): void {
+    /** Remembers an Authorization header that authenticated. */
+    authenticated(authorization: string): void {
+      const key = digest(authorization);
+      trusted.delete(key);
+      trusted.set(key, Date.now() + trustedForMs);
+      if (trusted.size > trustedKeys) trusted.delete(trusted.keys().next().value!);
+    },
+    /** Counts a failed authentication of the address; the header is trusted no more. */
+    failed(address: string, authorization: string): void {
+      trusted.delete(digest(authorization));
       const seen = failures.get(address);
       if (seen && seen.resetAt > Date.now()) seen.count++;
       else failures.set(address, { count: 1, resetAt: Date.now() + minute });

@@ -54,11 +54,13 @@ export function addIngestRoutes(api: Api): void {
     },
     async (ctx) => {
       // 1. The key: nothing of the body is read before it is known.
-      fairness.checkAddress(ctx.ip);
+      const authorization = ctx.get('Authorization');
+      fairness.checkAddress(ctx.ip, authorization);
       const keyStation = await authenticateStation(ctx, db.pool).catch((error: unknown) => {
-        if (error instanceof Problem && (error.status === 401 || error.status === 403)) fairness.failed(ctx.ip);
+        if (error instanceof Problem && (error.status === 401 || error.status === 403)) fairness.failed(ctx.ip, authorization);
         throw error;
       });
+      fairness.authenticated(authorization);
       const format = ingestFormat(ctx);
       const release = fairness.claim(keyStation, ctx.ip);
       try {

@@ -128,6 +128,7 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
     if (held > streamBufferBytes) return true;
     let total = 0;
     for (const other of subscriptions.keys()) total += other.buffered();
+    for (const other of inReplay) total += other.buffered();
     return held > 0 && total > streamsBufferBytes;
   };
 
@@ -136,27 +137,32 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
     subscriber.overrun();
   };
 
-  // Resumptions waiting for one of the maxConcurrentReplays turns.
+  // Replays reading the log at once, and those waiting for one of the maxConcurrentReplays turns. A
+  // replay holds a turn while it reads and sends a batch, not while its client takes it: a client that
+  // stops reading cannot keep others waiting.
   let replaying = 0;
   const waiting: (() => void)[] = [];
-  const replayTurn = async (): Promise<() => void> => {
+  const takeTurn = async (): Promise<void> => {
     if (replaying >= maxConcurrentReplays) await new Promise<void>((resolve) => waiting.push(resolve));
     else replaying++;
-    // A turn handed over keeps the count: the next in line takes it as it is.
-    return () => {
-      const next = waiting.shift();
-      if (next) next();
-      else replaying--;
-    };
   };
+  // A turn handed over keeps the count: the next in line takes it as it is.
+  const giveTurn = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else replaying--;
+  };
+  // Subscribers replaying, for the bound on what all streams hold.
+  const inReplay = new Set<Subscriber>();
 
   /**
    * Gives the subscriber, for it alone, the batches of a station after its position up to `until`, a
-   * page of the log at a time, waiting for its client to take each when `wait`, and takes their readings
-   * from `allowance`. False when the next batch did not fit the allowance (the subscriber is told once,
-   * and goes on from now) or the client went away.
+   * page of the log at a time, and takes their readings from `allowance`. With `turns`, it reads holding a
+   * turn and waits, without one, for its client to take each batch; without, it sends them at once (on
+   * the station's chain, what committed during the replay). False when the next batch did not fit the
+   * allowance (the subscriber is told once, and goes on from now) or the client went away.
    */
-  const replay = async (subscriber: Subscriber, stationId: string, until: number, allowance: Allowance, wait: boolean): Promise<boolean> => {
+  const replay = async (subscriber: Subscriber, stationId: string, until: number, allowance: Allowance, turns: boolean): Promise<boolean> => {
     for (;;) {
       const logged = await readLogSince(db.readPool, stationId, subscriber.cursor.get(stationId)!);
       for (const entry of logged) {
@@ -167,7 +173,14 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
           return false;
         }
         allowance.left -= entry.readings;
-        if (!deliver(subscriber, await batchOf(stationId, entry)) && wait) await subscriber.drained();
+        if (!deliver(subscriber, await batchOf(stationId, entry)) && turns) {
+          giveTurn();
+          try {
+            await subscriber.drained();
+          } finally {
+            await takeTurn();
+          }
+        }
         if (subscriber.gone()) return false;
       }
       if (logged.length < logPageSize) return true;
@@ -217,11 +230,13 @@ export function createLiveReadings(db: Db, log?: Logger): LiveReadings {
           if (resuming && given < mark) {
             // What it missed up to the mark is read for it alone, off the station's chain (whose other
             // subscribers go on meanwhile), at most maxReplayReadings over all its stations.
-            const done = await replayTurn();
+            await takeTurn();
+            inReplay.add(subscriber);
             try {
               await replay(subscriber, stationId, mark, allowance, true);
             } finally {
-              done();
+              inReplay.delete(subscriber);
+              giveTurn();
             }
           }
           await enqueue(stationId, feed, async () => {

@@ -88,8 +88,11 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
       let closed = false;
       let unsubscribe = () => {};
       const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), config.streamHeartbeatMs);
+      // A replay waiting for its client to take what it was given.
+      let wake: (() => void) | null = null;
       ctx.res.once('close', () => {
         closed = true;
+        wake?.();
         clearInterval(heartbeat);
         unsubscribe();
       });
@@ -111,8 +114,14 @@ export function addLiveRoutes(api: Api, live: LiveReadings): void {
         },
         drained: () => new Promise<void>((resolve) => {
           if (closed || !body.writableNeedDrain) return resolve();
-          body.once('drain', resolve);
-          ctx.res.once('close', resolve);
+          // Woken by the drain, or by the close handler above when the client goes away first.
+          const done = () => {
+            body.off('drain', done);
+            wake = null;
+            resolve();
+          };
+          wake = done;
+          body.once('drain', done);
         }),
         gone: () => closed,
         buffered: () => body.writableLength + body.readableLength + ctx.res.writableLength,

@@ -107,3 +107,19 @@ describeEngines('ingest requests with bad keys', (env) => {
     assert.deepEqual(statuses, [...Array(30).fill(403), 429]);
   });
 });
+
+describeEngines('an address that guesses keys', (env) => {
+  it('does not lock out a station that authenticated from it (a NAT), while its guesses stay refused', async () => {
+    const key = await stationWithKey(env(), 'nat-station');
+    const post = (authorization: string, minute: number) => env().get('/api/v1/ingest/environmental/', {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: authorization },
+      body: JSON.stringify({ station_id: 'nat-station', readings: [{ timestamp: new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString(), temperature_c: 1 }] }),
+    });
+    assert.equal((await post(`Token ${key}`, 0)).status, 201);
+    const guesses: number[] = [];
+    for (let i = 0; i < 32; i++) guesses.push((await post(`Token nat_guess_${i}`, 1)).status);
+    assert.equal(guesses.at(-1), 429);
+    assert.equal((await post(`Token ${key}`, 2)).status, 201, 'the station goes on posting');
+    assert.equal((await post('Token nat_guess_new', 3)).status, 429, 'a new guess is still refused');
+  });
+});

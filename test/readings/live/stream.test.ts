@@ -7,6 +7,7 @@ import { anotherInstance, describeEngines } from '../../helpers/app.js';
 import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 import { eventually } from '../../helpers/rollups.js';
 import { openStream, type SseEvent } from '../../helpers/sse.js';
+import { maxConcurrentReplays } from '../../../src/readings/live/feed.js';
 
 // Minutes of the last two hours, so that every batch is live on timescale too (above the horizon).
 const base = Math.floor(Date.now() / 60_000) * 60_000 - 100 * 60_000;
@@ -229,4 +230,36 @@ describeEngines('a live stream whose client stops reading', (env) => {
       resumed.close();
     }
   });
-}, { STREAM_STALL_MS: '3600000' });
+
+  it('replays to a reading client while resumptions whose clients stopped reading wait for them, not in its way', async function () {
+    this.timeout(180_000);
+    const key = await stationWithKey(env(), 'live-crowd');
+    const { origin } = env();
+    // Fifteen thousand readings carrying 2 KB each: far more than a socket's buffers hold.
+    const note = 'n'.repeat(2_000);
+    for (let b = 0; b < 10; b++) {
+      const batch = Array.from({ length: 1_500 }, (_, i) => ({ timestamp: new Date(base - (b * 1_500 + i + 1) * 1_000).toISOString(), temperature_c: 1, module_data: { note } }));
+      assert.equal((await postBatch(env(), key, { station_id: 'live-crowd', readings: batch })).status, 201);
+    }
+    const from = `live-crowd:0;${Date.now() - 60_000}`;
+    // More stalled resumptions than replays run at once: each takes its first events, then stops reading.
+    const stalled = await Promise.all(Array.from({ length: maxConcurrentReplays + 2 }, () => new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${origin}/api/v1/data/stream/?stations=live-crowd`, { headers: { 'Last-Event-ID': from } }, (answer) => {
+        answer.once('data', () => answer.pause());
+        resolve(answer);
+      }).on('error', reject);
+    })));
+    try {
+      const reader = await openStream(`${origin}/api/v1/data/stream/?stations=live-crowd`, { 'Last-Event-ID': from });
+      try {
+        await reader.next((e) => e.event === 'ready', 120_000);
+        const replayed = reader.events.filter((e) => e.event === 'readings').reduce((n, e) => n + batchOf(e).readings.length, 0);
+        assert.equal(replayed, 15_000);
+      } finally {
+        reader.close();
+      }
+    } finally {
+      for (const answer of stalled) answer.destroy();
+    }
+  });
+}, { STREAM_STALL_MS: '3600000', STREAMS_PER_CLIENT: '50' });
