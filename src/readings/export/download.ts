@@ -5,12 +5,30 @@ import type { PgPool } from '../../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
 import { readingFields, type QualityFlag } from '../reading.js';
 
-/** The measured fields a download gives, with their names in it. */
+/** The measured fields every download gives, with their names in it, in the order of its columns. */
 const downloadFields = readingFields.flatMap((f) => ('download' in f ? [{ column: f.name, name: f.download }] : []));
+/** The measured fields `columns=all` adds after them, under their own names. */
+const otherFields = readingFields.flatMap((f) => ('download' in f ? [] : [{ column: f.name, name: f.name }]));
 
-export const downloadColumns = ['timestamp_utc', ...downloadFields.map((f) => f.name), 'quality_flag'] as const;
+/**
+ * The columns of a download: the time, the measured fields every download gives, the flag; with `all`,
+ * then every other field of a reading (module_data as JSON text).
+ */
+export const downloadColumns = (all: boolean): string[] => [
+  'timestamp_utc', ...downloadFields.map((f) => f.name), 'quality_flag',
+  ...(all ? [...otherFields.map((f) => f.name), 'firmware_version', 'module_data'] : []),
+];
 
-export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean };
+export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean; allColumns?: boolean };
+
+/**
+ * firmware_version is the one free text a station writes: in CSV, a value a spreadsheet would run as a
+ * formula (starting with =, +, @, a tab or a carriage return) is given behind a single quote, as OWASP
+ * advises; Parquet, which no spreadsheet evaluates, has it as stored.
+ */
+const firmwareColumn = (format: 'csv' | 'binary') => (format === 'csv'
+  ? `case when firmware_version ~ '^[=+@\t\r]' then '''' || firmware_version else firmware_version end as firmware_version`
+  : 'firmware_version');
 
 /**
  * The query of a download, for COPY as CSV text or in PostgreSQL's binary format (for Parquet): every
@@ -28,6 +46,7 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
     ...(args.withStation ? ['station_id'] : []),
     format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
     ...downloadFields.map((f) => (f.name === f.column ? f.column : `${f.column} as ${f.name}`)), 'quality_flag',
+    ...(args.allColumns ? [...otherFields.map((f) => f.column), firmwareColumn(format), 'module_data::text as module_data'] : []),
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';
@@ -41,12 +60,15 @@ export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble:
   return copyOut(pool, downloadQuery(args), 'csv', body);
 }
 
-/** The columns of a Parquet download: those of the CSV, typed. */
+/** The columns of a Parquet download: every column of the CSV's `columns=all`, typed. */
 export const parquetDownloadColumns = (withStation: boolean): ParquetColumn[] => [
   ...(withStation ? [{ name: 'station_id', kind: 'string', required: true } as const] : []),
   { name: 'timestamp_utc', kind: 'timestamp', required: true },
-  ...downloadColumns.slice(1, -1).map((name) => ({ name, kind: 'double' } as const)),
+  ...downloadFields.map((f) => ({ name: f.name, kind: 'double' } as const)),
   { name: 'quality_flag', kind: 'string', required: true },
+  ...otherFields.map((f) => ({ name: f.name, kind: 'double' } as const)),
+  { name: 'firmware_version', kind: 'string' },
+  { name: 'module_data', kind: 'string' },
 ];
 
 // Rows per row group (about three weeks of one-minute readings): encoding a row group holds the event
@@ -60,7 +82,7 @@ const rowGroupRows = 32_768;
 export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, metadata: Record<string, string>): Promise<PassThrough> {
   const columns = parquetDownloadColumns(args.withStation);
   const types = columns.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
-  const rows = await copyOut(pool, downloadQuery(args, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
+  const rows = await copyOut(pool, downloadQuery({ ...args, allColumns: true }, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
   const file = parquetStream(columns, metadata);
   file.body.on('close', () => rows.destroy());
   void (async () => {

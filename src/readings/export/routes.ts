@@ -37,10 +37,10 @@ export function addExportRoutes(api: Api): void {
       claimDownloadSlot(ctx);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range);
-      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations) };
+      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all' };
       const body = await db.replicas.prefer(({ streamPool }) => query.output === 'parquet'
         ? streamParquetDownload(streamPool, args, parquetMetadata(cite))
-        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns])));
+        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all')])));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
       attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });

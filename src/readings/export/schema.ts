@@ -12,8 +12,11 @@ export const downloadQuerySchema = (defaultStation: string | undefined) => dateR
   }),
   stations: stationListSchema(maxDownloadStations).optional(),
   quality: qualitySchema,
+  columns: z.enum(['default', 'all']).default('default').openapi({
+    description: 'CSV columns: `default` gives timestamp_utc, temperature_c, humidity_rh, pressure_hpa, pm2_5_ugm3, pm10_ugm3, co2_ppm and quality_flag; `all` adds altitude_m, pm1_0, co_ppm, uv_index, firmware_version and module_data (JSON text) after them (a firmware_version a spreadsheet would run as a formula is given behind a single quote). A Parquet download always has every column.',
+  }),
   output: z.enum(['csv', 'parquet']).default('csv').openapi({
-    description: 'csv, or parquet: the same columns typed (timestamp_utc a UTC timestamp in microseconds, doubles, quality_flag and station_id dictionary-encoded strings), the licence and citation in the file\'s key-value metadata (license, citation)',
+    description: 'csv, or parquet: every column of `columns=all`, typed (timestamp_utc a UTC timestamp in microseconds, measurements doubles, quality_flag, station_id, firmware_version and module_data dictionary-encoded strings, module_data as JSON text), the licence and citation in the file\'s key-value metadata (license, citation)',
   }),
 });
 export type DownloadQuery = z.infer<ReturnType<typeof downloadQuerySchema>>;

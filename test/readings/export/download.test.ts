@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { storeReadings } from '../../../src/readings/ingest/store.js';
+import { parse as parseCsvRecords } from 'csv-parse/sync';
 import { describeEngines } from '../../helpers/app.js';
+import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 import { addStation, bulkFixture, makeReadings } from '../../helpers/readings.js';
 
 const licence = 'https://creativecommons.org/licenses/by/4.0/';
@@ -69,6 +71,32 @@ describeEngines('GET /data/download/', (env) => {
     assert.deepEqual(keys, [...keys].sort());
     assert.deepEqual(new Set(csv.rows.map((r) => r[0])), new Set(['dl-a', 'dl-b']));
     assert.match(csv.comments[1]!, /stations dl-b, dl-a, readings from 2026-03-01 to 2026-03-01/);
+  });
+
+  it('gives every field of a reading with columns=all, as posted, the contract\'s columns first', async () => {
+    const key = await stationWithKey(env(), 'dl-all');
+    const posted = [
+      { timestamp: '2026-04-01T00:00:00Z', temperature_c: 1.5, humidity_rh: 40, pressure_hpa: 990.25, altitude_m: 1200, pm1_0: 0.5, pm2_5: 3.25, pm10: 7, co2_ppm: 415, co_ppm: 0.125, uv_index: 2, firmware_version: 'v2, "beta"', module_data: { note: 'a, "quoted" # not a comment', n: 1 } },
+      { timestamp: '2026-04-01T00:01:00Z', temperature_c: null, pm1_0: 1 },
+    ];
+    assert.equal((await postBatch(env(), key, { station_id: 'dl-all', readings: posted })).status, 201);
+    const text = await (await env().get('/api/v1/data/download/?station=dl-all&columns=all')).text();
+    // A CSV reader as a client uses one, the comment lines left out.
+    const [header, ...rows] = parseCsvRecords(text.split('\n').filter((line) => !line.startsWith('# ')).join('\n')) as string[][];
+    assert.deepEqual(header, [...columns.split(','), 'altitude_m', 'pm1_0', 'co_ppm', 'uv_index', 'firmware_version', 'module_data']);
+    const field = (row: string[], name: string) => row[header!.indexOf(name)]!;
+    const numberOrNull = (text: string) => (text === '' ? null : Number(text));
+    posted.forEach((reading, r) => {
+      const row = rows[r]!;
+      assert.equal(field(row, 'timestamp_utc'), new Date(reading.timestamp).toISOString());
+      for (const [name, column] of [['temperature_c', 'temperature_c'], ['humidity_rh', 'humidity_rh'], ['pressure_hpa', 'pressure_hpa'], ['pm2_5', 'pm2_5_ugm3'],
+        ['pm10', 'pm10_ugm3'], ['co2_ppm', 'co2_ppm'], ['altitude_m', 'altitude_m'], ['pm1_0', 'pm1_0'], ['co_ppm', 'co_ppm'], ['uv_index', 'uv_index']] as const) {
+        assert.equal(numberOrNull(field(row, column)), (reading as Record<string, unknown>)[name] ?? null, column);
+      }
+      assert.equal(field(row, 'firmware_version'), reading.firmware_version ?? '');
+      assert.deepEqual(field(row, 'module_data') === '' ? null : JSON.parse(field(row, 'module_data')), reading.module_data ?? null);
+    });
+    assert.equal(rows.length, posted.length);
   });
 
   it('answers 400 for station with stations and bad dates, 404 for unknown stations', async () => {
@@ -174,5 +202,14 @@ describeEngines('download limits', (env) => {
         assert.doesNotMatch(field, /^[=+@]/);
       }
     }
+    // The one free text a station writes, given whole by columns=all.
+    const key = await stationWithKey(env(), 'dl-formula');
+    const firmware = ['=HYPERLINK("http://x.example")', '+1+1', '@SUM(A1)', '\tx', 'v1.2'];
+    const readings = firmware.map((firmware_version, i) => ({ timestamp: new Date(Date.UTC(2026, 3, 2, 0, i)).toISOString(), temperature_c: 1, firmware_version }));
+    assert.equal((await postBatch(env(), key, { station_id: 'dl-formula', readings })).status, 201);
+    const text = await (await env().get('/api/v1/data/download/?station=dl-formula&columns=all')).text();
+    const [header, ...rows] = parseCsvRecords(text.split('\n').filter((line) => !line.startsWith('# ')).join('\n')) as string[][];
+    const given = rows.map((row) => row[header!.indexOf('firmware_version')]!);
+    assert.deepEqual(given, firmware.map((f) => (/^[=+@\t]/.test(f) ? `'${f}` : f)));
   });
 }, { DOWNLOAD_TIMEOUT_MS: '1000' });
