@@ -15,7 +15,7 @@ export const noteTypes = ['field', 'build', 'observation', 'analysis', 'experime
 export const pubTypes = ['peer-reviewed', 'preprint', 'report', 'data-paper', 'public-writing'] as const;
 export const provenances = ['own', 'collaborative', 'affiliate'] as const;
 
-/** The content file of operations.md. Unknown keys are errors, so that a misspelt field is not silently lost. */
+/** The content file `envmon import` reads. Unknown keys are errors, so that a misspelt field is not silently lost. */
 export const contentFileSchema = z
   .object({
     instruments: z.array(z.object({ slug, name: text, description: optionalText }).strict()).default([]),

@@ -23,7 +23,7 @@ export const stationListSchema = (max: number) => {
 };
 
 /**
- * An integer query parameter that api.md says is clamped rather than refused when out of range: any
+ * An integer query parameter that the API clamps rather than refused when out of range: any
  * whole number is valid input, so the document gives no minimum or maximum, only the clamp.
  */
 export const clampedInteger = (fallback: number, min: number, max: number) =>

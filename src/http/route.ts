@@ -74,7 +74,13 @@ export function createApi(deps: Deps): Api {
           description: 'Readings from field monitoring stations, and the research organisation\'s content. Data licensed CC BY 4.0.',
           license: { name: 'CC BY 4.0', url: 'https://creativecommons.org/licenses/by/4.0/' },
         },
-        servers: [{ url: deps.config.publicUrl }],
+        // Relative first: the docs page's "Try it out" then calls the address the page was read from
+        // (127.0.0.1, localhost or a proxy's name), which its CSP allows; the public address for clients
+        // generated from a saved copy of the document.
+        servers: [
+          { url: '/', description: 'The address this document was read from' },
+          ...(deps.config.publicUrl ? [{ url: deps.config.publicUrl, description: 'The public address (PUBLIC_URL)' }] : []),
+        ],
       });
       return cached;
     },

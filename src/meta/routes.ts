@@ -154,7 +154,8 @@ export function addMetaRoutes(api: Api): void {
       responses: { 200: { description: 'An HTML page', content: { 'text/html': z.string() } } },
     },
     async (ctx) => {
-      ctx.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+      // "Try it out" calls the address the page was read from ('self'), or the public address when chosen.
+      ctx.set('Content-Security-Policy', `default-src 'self'; connect-src 'self' ${new URL(config.publicUrl).origin}; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'`);
       await page().send(ctx);
     },
   );

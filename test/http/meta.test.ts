@@ -191,8 +191,20 @@ describeEngines('discovery, health and stations', (env) => {
     assert.equal(body.openapi, '3.1.0');
     assert.ok(body.paths['/api/v1/stations/'].get.parameters.some((p: { name: string }) => p.name === 'output'));
     assert.ok(body.components.schemas.Problem);
+    // "Try it out" calls the address the page was read from, whichever name reached it.
+    assert.equal(body.servers[0].url, '/');
+    const origin = new URL(env().origin);
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const docsUrl = new URL('/api/v1/openapi.json', `http://${host}:${origin.port}`);
+      const server = new URL(body.servers[0].url, docsUrl);
+      assert.equal(server.origin, docsUrl.origin, host);
+      const health = await fetch(new URL('api/v1/health/', server));
+      assert.equal(health.status, 200, `${host}: ${health.status}`);
+      await health.arrayBuffer();
+    }
     const page = await env().get('/api/v1/docs/');
     assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-security-policy') ?? '', /connect-src 'self'/);
     const html = await page.text();
     assert.doesNotMatch(html, /https?:\/\//, 'no external host');
     for (const asset of ['assets/swagger-ui.css', 'assets/swagger-ui-bundle.js', 'assets/docs.js']) {

@@ -10,7 +10,7 @@ export type AggregateColumn = { metric: RollupMetric; stat: MetricStat; name: st
 const column = (metric: RollupMetric, stat: MetricStat): AggregateColumn => ({ metric, stat, name: `${metric}_${stat}` });
 
 /**
- * The columns of an aggregate without `metrics`: api.md's fields in its order, then the standard deviation
+ * The columns of an aggregate without `metrics`: the contract's default fields in their order, then the standard deviation
  * of each metric it gives a mean of.
  */
 export const defaultAggregateColumns: readonly AggregateColumn[] = [

@@ -15,7 +15,7 @@ export const aggregateResultSchema = z
   .object({
     period_start: z.string().datetime(),
     count: z.number().int().openapi({ description: 'Readings in the bucket after the quality filter' }),
-    // Without `metrics`: api.md's fields, and the standard deviation of each metric they give a mean of.
+    // Without `metrics`: the default fields, and the standard deviation of each metric they give a mean of.
     // With it: each metric asked for with its five statistics.
     ...Object.fromEntries(rollupMetrics.flatMap((m) => metricStats.map((stat) => [`${m}_${stat}`, nullableNumber.optional().openapi({
       description: `${m}: ${statDescriptions[stat]}; given when \`metrics\` names ${m}${defaultAggregateColumns.some((c) => c.name === `${m}_${stat}`) ? ', and without `metrics`' : ''}`,

@@ -6,7 +6,7 @@ import { qualityFlags } from '../reading.js';
 export const qualitySchema = z.enum(qualityFlags).optional().openapi({ description: 'Keep only readings with this flag' });
 
 /**
- * `station` where api.md allows a default: required unless DEFAULT_STATION is set. The handler applies
+ * `station` where the API allows a default: required unless DEFAULT_STATION is set. The handler applies
  * the default (stationParam), so the schema takes it as optional and the document says which it is.
  */
 export const stationWithDefault = (defaultStation: string | undefined) =>
