@@ -14,11 +14,12 @@ import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
+import { PortInUseError } from './http/server.js';
 
 const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
-const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, RollupsDifferError, StartupError, UsageError];
+const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, PortInUseError, RollupsDifferError, StartupError, UsageError];
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

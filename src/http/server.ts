@@ -8,6 +8,9 @@ export type RunningServer = { server: http.Server; url: string; close: () => Pro
  * Listens with timeouts that keep slow clients from holding sockets. `close` stops accepting,
  * lets in-flight requests finish, and closes idle keep-alive sockets at once.
  */
+/** The address cannot be listened on: one line for the operator. */
+export class PortInUseError extends Error {}
+
 export async function listen(app: Koa, port: number, host: string, timeouts: { headersMs?: number } = {}): Promise<RunningServer> {
   // Node enforces the header and request timeouts when it checks its connections, every 30 s by default:
   // check every second so that a slow client is cut close to its deadline.
@@ -17,7 +20,11 @@ export async function listen(app: Koa, port: number, host: string, timeouts: { h
   server.keepAliveTimeout = 5_000;
   answerRefusals(server);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: Error & { code?: string }) => reject(
+      error.code === 'EADDRINUSE' ? new PortInUseError(`port ${port} on ${host} is in use (another envmon serving?); stop it or set PORT`)
+        : error.code === 'EACCES' ? new PortInUseError(`port ${port} on ${host} is not open to this user; set PORT above 1023`)
+          : error,
+    ));
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve();

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { findStationByKey } from '../../src/stations/keys.js';
 import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
@@ -44,7 +45,20 @@ describeEngines('envmon command', (env) => {
     assert.deepEqual(lines(result.stdout), [`database is current (engine: ${env().engine})`]);
   });
 
-  it('refuses a DB_ENGINE that contradicts the database in one line', async () => {
+  it('says in one line, exit 1, when its port is taken', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as net.AddressInfo).port;
+      const result = await runCli(['serve'], { ...settings(), PORT: String(port), LOG_LEVEL: 'silent' });
+      assert.equal(result.code, 1);
+      assert.deepEqual(lines(result.stderr), [`envmon: port ${port} on 127.0.0.1 is in use (another envmon serving?); stop it or set PORT`]);
+    } finally {
+      taken.close();
+    }
+  });
+
+    it('refuses a DB_ENGINE that contradicts the database in one line', async () => {
     const other = env().engine === 'portable' ? 'timescale' : 'portable';
     const result = await runCli(['migrate'], { ...settings(), DB_ENGINE: other });
     assert.equal(result.code, 1);
