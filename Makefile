@@ -10,10 +10,14 @@ $(STAMP): package.json package-lock.json
 install: $(STAMP)
 
 # Tests read the service with real clients from Debian's packages: the widget's browser test drives
-# Chromium (npm's browser downloads cannot be used here), the GIS test reads GeoJSON with GDAL.
-TEST_TOOLS := /usr/bin/chromium /usr/bin/ogr2ogr
+# Chromium (npm's browser downloads cannot be used here), the GIS test reads GeoJSON with GDAL, and the
+# documentation's snippets run with pandas and R.
+PANDAS := /usr/lib/python3/dist-packages/pandas/__init__.py
+TEST_TOOLS := /usr/bin/chromium /usr/bin/ogr2ogr /usr/bin/Rscript $(PANDAS)
 /usr/bin/chromium: PACKAGE := chromium
 /usr/bin/ogr2ogr: PACKAGE := gdal-bin
+/usr/bin/Rscript: PACKAGE := r-base-core
+$(PANDAS): PACKAGE := python3-pandas
 $(TEST_TOOLS):
 	@if [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PACKAGE); \
