@@ -13,7 +13,7 @@ export async function authenticateStation(ctx: Context, db: CommonQueryMethods):
   const header = ctx.get('Authorization');
   if (!header) throw unauthorized('this route needs a station API key: send Authorization: Token <key>');
   const match = tokenHeader.exec(header);
-  if (!match) throw unauthorized('the Authorization header must be Token <key>');
+  if (!match) throw unauthorized('the Authorization header must be "Token " followed by the key that `envmon keys issue` printed, with nothing around it');
   const station = await findStationByKey(db, match[1]!);
   if (!station) throw forbidden('the API key is not valid: it is unknown or has been revoked');
   return station;

@@ -211,6 +211,10 @@ describeEngines('POST /api/v1/ingest/environmental/', (env) => {
     const wrongScheme = await postBatch(env(), null, body, { Authorization: `Bearer ${key}` });
     assert.equal(wrongScheme.status, 401);
     assert.equal(wrongScheme.headers.get('www-authenticate'), 'Token');
+    // A placeholder copied as printed is told what goes there, not shown the template again.
+    const placeholder = await postBatch(env(), null, body, { Authorization: 'Token <the key>' });
+    assert.equal(placeholder.status, 401);
+    assert.match((placeholder.body as { detail: string }).detail, /followed by the key that `envmon keys issue` printed/);
 
     const forged = await postBatch(env(), `${key.slice(0, -4)}AAAA`, body);
     assert.equal(forged.status, 403);
