@@ -22,6 +22,7 @@ export function widgetErrorPage(problem: Problem, theme: keyof typeof themes, no
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(problem.title)}</title>
+<link rel="icon" href="data:,">
 <style nonce="${nonce}">
 html,body{margin:0;height:100%}
 body{background:${colours.bg};color:${colours.fg};font:12px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;display:flex;flex-direction:column;justify-content:center;padding:8px 12px;min-height:150px;box-sizing:border-box}

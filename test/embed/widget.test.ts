@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
+import { widgetParams, widgetUnits } from '../../src/embed/schema.js';
+import { readingFields } from '../../src/readings/reading.js';
 import { storeReadings } from '../../src/readings/ingest/store.js';
 import { upsertStation } from '../../src/stations/queries.js';
 import { describeEngines } from '../helpers/app.js';
@@ -16,6 +18,41 @@ const anchorNow = () => {
   anchor = Math.floor(Date.now() / 60_000) * 60_000;
 };
 const minutesAgo = (m: number) => new Date(anchor - m * 60_000).toISOString();
+
+/** Text as a person reads it: any run of spaces (ICU writes U+202F before AM and PM) as one. */
+const spaced = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim();
+/** How en-US writes `timeZone`'s short name at `at` ('EST', 'GMT+5:30'), and a time of day there. */
+const zoneName = (timeZone: string, at: string) =>
+  new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' }).formatToParts(Date.parse(at)).find((p) => p.type === 'timeZoneName')!.value;
+const hourMinute = (timeZone: string, at: string) =>
+  spaced(new Intl.DateTimeFormat('en-US', { timeZone, hour: '2-digit', minute: '2-digit' }).format(Date.parse(at)));
+
+/**
+ * The y axis's tick labels: distinct, each carrying the unit, round (multiples of one step of 1, 2 or
+ * 5 × 10^k, written with no more decimals than that step needs) and evenly spaced. Their values, in order.
+ */
+async function roundTicks(frame: FrameLocator, unit: string): Promise<number[]> {
+  const labels = await frame.locator('text.tick').allTextContents();
+  assert.ok(labels.length >= 2, `${labels.length} ticks: ${labels.join(' / ')}`);
+  assert.equal(new Set(labels).size, labels.length, `distinct ticks: ${labels.join(' / ')}`);
+  const numbers = labels.map((label) => {
+    assert.ok(label.endsWith(` ${unit}`), `tick '${label}' carries the unit ${unit}`);
+    const number = label.slice(0, -unit.length - 1);
+    assert.match(number, /^-?\d+(\.\d+)?$/, label);
+    return number;
+  });
+  const values = numbers.map(Number).sort((a, b) => a - b);
+  const step = values[1]! - values[0]!;
+  const power = 10 ** Math.floor(Math.log10(step) + 1e-9);
+  assert.ok([1, 2, 5].some((m) => Math.abs(step / power - m) < 1e-6), `step ${step} of ${labels.join(' / ')} is 1, 2 or 5 × 10^k`);
+  for (const [i, value] of values.entries()) {
+    assert.ok(Math.abs(value / step - Math.round(value / step)) < 1e-6, `${value} is a multiple of ${step}`);
+    if (i > 0) assert.ok(Math.abs(value - values[i - 1]! - step) < step * 1e-6, `even ticks: ${labels.join(' / ')}`);
+  }
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  for (const number of numbers) assert.ok((number.split('.')[1] ?? '').length <= decimals, `'${number}' is written round for a step of ${step}`);
+  return values;
+}
 
 describeEngines('GET /embed/station/{station_id}/', (env) => {
   beforeEach(anchorNow);
@@ -67,6 +104,10 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
     assert.ok(clamped.includes('"hours":168'));
     const low = await (await env().get('/embed/station/emb-01/?hours=0&param=pm2_5&theme=light')).text();
     assert.ok(low.includes('last 1 h') && low.includes('"param":"pm2_5"') && low.includes('#ffffff'));
+    assert.ok(low.includes('"unit":"µg/m³"'), 'the unit goes to the page');
+    // Units come from the readings' own table; an axis shows a symbol, not the words after it.
+    for (const param of widgetParams) assert.equal(widgetUnits[param].unitName, readingFields.find((f) => f.name === param)!.unit);
+    assert.deepEqual(widgetParams.map((p) => widgetUnits[p].unit), ['°C', '%', 'hPa', 'µg/m³', 'ppm']);
     assert.equal((await env().get('/embed/station/emb-01/?hours=abc')).status, 400);
     const missingResponse = await env().get('/embed/station/nowhere-1/', asJson);
     assert.equal(missingResponse.status, 404);
@@ -129,12 +170,13 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
 
     // Dark: the live stream redraws the chart long before its one-minute polling would. Light: the stream
     // is blocked, and polling every 2 s still picks the reading up.
-    for (const [theme, how] of [['dark', 'stream'], ['light', 'polling']] as const) {
+    // Each in a viewer's time zone other than the machine's: one with a half-hour offset, one with an abbreviation.
+    for (const [theme, how, timezoneId] of [['dark', 'stream', 'Asia/Kolkata'], ['light', 'polling', 'America/New_York']] as const) {
       it(`draws the readings in a 300x150 iframe on another origin and picks up new readings by ${how} (${theme})`, async function () {
         this.timeout(60_000);
         const key = await stationWithKey(env(), `emb-${theme}`);
         await postBatch(env(), key, { station_id: `emb-${theme}`, readings: Array.from({ length: 90 }, (_, i) => ({ timestamp: minutesAgo(200 - i * 2), temperature_c: 10 + Math.sin(i / 9) * 4 })) });
-        const page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+        const page = await browser!.newPage({ viewport: { width: 320, height: 170 }, locale: 'en-US', timezoneId });
         const errors: string[] = [];
         // With the stream blocked, the browser reports each failed attempt at it: that is the point.
         page.on('console', (m) => m.type() === 'error' && !(how === 'polling' && /ERR_FAILED|data\/stream/.test(m.text())) && errors.push(m.text()));
@@ -150,6 +192,44 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
         assert.equal(shown, minutesAgo(22));
         mkdirSync('test/out', { recursive: true });
         await page.screenshot({ path: `test/out/widget-${theme}-${env().engine}.png` });
+
+        // The y axis: round ticks in °C around the readings (10 ± 4 °C).
+        const ticks = await roundTicks(frame, '°C');
+        assert.ok(ticks[0]! <= 6.01 && ticks.at(-1)! >= 13.99, `ticks ${ticks.join(', ')} span the readings`);
+        // The time axis and the latest reading name the viewer's zone.
+        const zone = zoneName(timezoneId, minutesAgo(22));
+        const times = (await frame.locator('text.time').allTextContents()).map(spaced);
+        assert.equal(times.length, 2);
+        assert.notEqual(times[0], times[1]);
+        assert.ok(times[1]!.endsWith(` ${zone}`), `time axis ${times.join(' … ')} names ${zone}`);
+        assert.ok(spaced(await frame.locator('#updated').textContent()).endsWith(` ${zone}`));
+        // Pointing at the chart reads the nearest bucket: at its right end, the latest reading's (22 minutes ago).
+        const chart = frame.locator('#chart');
+        const box = (await chart.boundingBox())!;
+        const readout = frame.locator('#readout');
+        assert.equal(await readout.isVisible(), false);
+        await chart.hover({ position: { x: box.width - 2, y: box.height / 2 } });
+        await readout.waitFor({ state: 'visible', timeout: 5_000 });
+        const reading = (i: number) => `${(10 + Math.sin(i / 9) * 4).toFixed(1)} °C`;
+        const latest = spaced(await readout.textContent());
+        assert.ok(latest.startsWith(`${reading(89)} `) && latest.includes(hourMinute(timezoneId, minutesAgo(22))) && latest.endsWith(` ${zone}`), latest);
+        assert.equal(await readout.locator('b').textContent(), reading(89), 'value and unit stand out');
+        await chart.hover({ position: { x: box.width / 2, y: box.height / 2 } });
+        const middle = spaced(await readout.textContent());
+        assert.ok(/^\d+\.\d °C \S/.test(middle) && middle.endsWith(` ${zone}`) && middle !== latest, middle);
+        await page.screenshot({ path: `test/out/widget-${theme}-readout-${env().engine}.png` });
+        // Off the chart, onto the header: the readout goes.
+        await page.mouse.move(150, 8, { steps: 5 });
+        await readout.waitFor({ state: 'hidden', timeout: 5_000 });
+        // And the keyboard: End is the latest bucket, each ArrowLeft the one before (a reading every 2 minutes), Escape closes.
+        await chart.focus();
+        await page.keyboard.press('End');
+        assert.equal(spaced(await readout.textContent()), latest);
+        await page.keyboard.press('ArrowLeft');
+        const before = spaced(await readout.textContent());
+        assert.ok(before.startsWith(`${reading(88)} `) && before.includes(hourMinute(timezoneId, minutesAgo(24))), before);
+        await page.keyboard.press('Escape');
+        assert.equal(await readout.isVisible(), false);
 
         // A new reading arrives: the stream, or the next refresh, shows it without reloading the page.
         if (how === 'stream') await frame.locator('body[data-live="true"]').waitFor({ timeout: 10_000 });
@@ -171,6 +251,82 @@ describeEngines('GET /embed/station/{station_id}/', (env) => {
       assert.equal(await frame.locator('#empty').isVisible(), true);
       assert.equal(await frame.locator('#updated').textContent(), 'No readings yet');
       await page.close();
+    });
+
+    it('puts round, distinct ticks with the unit on a narrow range and on another metric', async function () {
+      this.timeout(30_000);
+      const key = await stationWithKey(env(), 'emb-hpa');
+      // Pressure within half a hectopascal: ticks rounded to whole hPa would all read 795.
+      await postBatch(env(), key, { station_id: 'emb-hpa', readings: Array.from({ length: 60 }, (_, i) => ({
+        timestamp: minutesAgo(120 - i * 2), pressure_hpa: 795.05 + 0.4 * (i / 59), humidity_rh: 40 + (i % 7) * 3.3,
+      })) });
+      const page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+      for (const [param, unit, lo, hi] of [['pressure_hpa', 'hPa', 795.05, 795.45], ['humidity_rh', '%', 40, 59.8]] as const) {
+        await page.goto(`${parentUrl}?src=${encodeURIComponent(`/embed/station/emb-hpa/?param=${param}&hours=3&theme=light`)}`);
+        const frame = page.frameLocator('#w');
+        await frame.locator('path.line').waitFor({ timeout: 15_000 });
+        const ticks = await roundTicks(frame, unit);
+        assert.ok(ticks[0]! <= lo && ticks.at(-1)! >= hi, `${param}: ticks ${ticks.join(', ')} span ${lo}..${hi}`);
+        assert.ok(ticks.length <= 6, `${ticks.length} ticks fit 150 px`);
+        // The readout is a decimal finer than the ticks: the latest pressure is 795.45, not "795".
+        const box = (await frame.locator('#chart').boundingBox())!;
+        await frame.locator('#chart').hover({ position: { x: box.width - 2, y: box.height / 2 } });
+        if (param === 'pressure_hpa') assert.equal(await frame.locator('#readout b').textContent(), '795.45 hPa');
+        else assert.match((await frame.locator('#readout b').textContent()) ?? '', /^\d+\.\d %$/);
+        mkdirSync('test/out', { recursive: true });
+        await page.screenshot({ path: `test/out/widget-${param}-${env().engine}.png` });
+      }
+      await page.close();
+    });
+
+    it('declares its icon, so that a browser showing it on its own asks for no /favicon.ico', async function () {
+      this.timeout(30_000);
+      // The browser asks for a favicon itself, unseen by the page's request events: a proxy in front of the
+      // app records what reaches it. At /plain it answers a page that declares no icon, the control.
+      const asked: string[] = [];
+      const proxy = http.createServer((req, res) => {
+        asked.push(new URL(req.url!, 'http://x').pathname);
+        if (req.url === '/plain') return void res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><p>No icon here');
+        const upstream = http.request(`${env().origin}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        res.on('close', () => upstream.destroy());
+        req.pipe(upstream);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const origin = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      const page: Page = await browser!.newPage({ viewport: { width: 320, height: 170 } });
+      const requested: string[] = [];
+      page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+      const errors: string[] = [];
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      const icons: (string | null)[] = [];
+      const icon = async () => icons.push((await page.locator('link[rel="icon"]').count()) ? await page.locator('link[rel="icon"]').getAttribute('href') : null);
+      try {
+        for (const theme of ['dark', 'light']) {
+          await page.goto(`${origin}/embed/station/emb-01/?theme=${theme}`);
+          await page.locator('path.line').waitFor({ timeout: 15_000 });
+          await icon();
+        }
+        await page.goto(`${origin}/embed/station/nowhere-9/`);
+        assert.equal(await page.locator('h1').textContent(), 'Not Found (404)');
+        await icon();
+        await page.goto(`${origin}/plain`);
+        for (const start = Date.now(); !asked.includes('/favicon.ico') && Date.now() - start < 10_000;) await page.waitForTimeout(100);
+        assert.ok(asked.includes('/favicon.ico'), `the control: a page with no icon makes the browser ask for one (${asked.join(' ')})`);
+        assert.equal(asked.filter((p) => p === '/favicon.ico').length, 1, asked.join(' '));
+        assert.ok(asked.indexOf('/favicon.ico') > asked.indexOf('/plain'), `only after /plain: ${asked.join(' ')}`);
+        assert.deepEqual(requested.filter((p) => p === '/favicon.ico'), []);
+        assert.deepEqual(icons, ['data:,', 'data:,', 'data:,'], 'the widget in both themes and its error page declare the icon');
+        // The icon is allowed by the CSP (img-src data:): no violation, and the widget logged no error.
+        assert.deepEqual(errors.filter((e) => !/status of 404/.test(e)), []);
+      } finally {
+        await page.close();
+        proxy.closeAllConnections();
+        await new Promise((resolve) => proxy.close(resolve));
+      }
     });
 
     it('shows a wrong station or parameter as a readable page inside the iframe, styles applied under its CSP', async function () {
