@@ -7,19 +7,21 @@ const stationIdPattern = '[A-Za-z0-9][A-Za-z0-9_.-]{0,63}';
 /** A station_id as it appears in paths and queries. */
 export const stationIdSchema = z
   .string()
-  .regex(new RegExp(`^${stationIdPattern}$`), 'must be 1 to 64 letters, digits, dots, dashes or underscores');
+  .regex(new RegExp(`^${stationIdPattern}$`), 'must be 1 to 64 letters, digits, dots, dashes or underscores')
+  // A demo station: the docs page's "Try it out" then succeeds on the demo data as it stands.
+  .openapi({ example: 'alpine-01' });
 
 /**
  * Comma-separated station ids (spaces around the commas allowed), at most `max`; a station named twice
  * counts once. The document carries the same rule as a pattern, so that clients can check it too.
  */
-export const stationListSchema = (max: number) => {
+export const stationListSchema = (max: number, example?: string) => {
   const pattern = `^ *${stationIdPattern} *(, *${stationIdPattern} *){0,${max - 1}}$`;
   return z
     .string()
     .regex(new RegExp(pattern), `must be 1 to ${max} comma-separated station ids`)
     .transform((value) => [...new Set(value.split(',').map((id) => id.trim()))])
-    .openapi({ type: 'string', pattern, minLength: 1, description: `Comma-separated station_ids, at most ${max}`, example: 'alpine-01,coast-01' });
+    .openapi({ type: 'string', pattern, minLength: 1, description: `Comma-separated station_ids, at most ${max}`, ...(example ? { example } : {}) });
 };
 
 /**
@@ -59,4 +61,6 @@ export const dateSchema = z
       ctx.addIssue({ code: 'custom', message: 'must be a date from 0001-01-01 to 9999-12-31' });
     }
   })
-  .openapi({ format: 'date', example: '2026-01-31' });
+  // No example: a fixed date would name a day without data on most servers, and a request made from the
+  // docs page with it would return nothing.
+  .openapi({ format: 'date' });

@@ -32,7 +32,7 @@ export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
 export const maxCompareStations = 10;
 
 export const compareQuerySchema = z.object({
-  stations: stationListSchema(maxCompareStations),
+  stations: stationListSchema(maxCompareStations, 'alpine-01,coast-01'),
   param: z.enum(compareParams).default('temperature_c'),
   hours: clampedInteger(24, 1, 720),
   quality: qualitySchema,

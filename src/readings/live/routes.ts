@@ -12,7 +12,7 @@ import { requireStations } from '../core/scope.js';
 export const maxStreamStations = 50;
 
 const streamQuerySchema = z.object({
-  stations: stationListSchema(maxStreamStations),
+  stations: stationListSchema(maxStreamStations, 'alpine-01,coast-01'),
   param: z.enum(numericFields).optional().openapi({
     description: 'Give each reading as its timestamp, quality_flag and this field only, rather than whole',
   }),
