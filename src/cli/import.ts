@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Db } from '../db/pool.js';
 import { ContentImportError, importContent, parseContentFile } from '../content/importContent.js';
 import { parseCommandArgs } from './args.js';
-import { UsageError } from './usage.js';
+import { StartupError } from '../db/open.js';
 
 /** `envmon import FILE.json`: all or nothing; a bad file names the JSON path of each error. */
 export async function importCommand(db: Db, args: string[], out: (line: string) => void): Promise<void> {
@@ -12,7 +12,9 @@ export async function importCommand(db: Db, args: string[], out: (line: string) 
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? error);
+    throw new StartupError(`cannot read the content file ${path}: ${why}`);
   }
   let json: unknown;
   try {

@@ -6,7 +6,7 @@ import { resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import pg from 'pg';
 import { createDb, createSlonikPool, describeUrl, poolOptionsFrom, withUtc, type Db } from './pool.js';
-import { classifyDatabaseError } from './errors.js';
+import { classifyDatabaseError, sqlState } from './errors.js';
 
 /** One line an operator can act on; main prints it and exits non-zero. */
 export class StartupError extends Error {}
@@ -56,6 +56,9 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
     if (classifyDatabaseError(error) === 'unavailable') {
       throw new StartupError(`cannot reach the database at ${describeUrl(url)}: ${rootMessage(error)}`);
     }
+    const state = sqlState(error);
+    if (state === '3D000') throw new StartupError(`the database ${describeUrl(url)} does not exist: create it, or set DATABASE_URL to one that does`);
+    if (state === '28P01' || state === '28000') throw new StartupError(`the database at ${describeUrl(url)} refused the login: ${rootMessage(error)}`);
     throw error;
   }
 }

@@ -4,6 +4,7 @@ import { findStationByKey } from '../../src/stations/keys.js';
 import { storeReadings } from '../../src/readings/ingest/store.js';
 import { describeEngines } from '../helpers/app.js';
 import { lines, runCli, spawnServe } from '../helpers/cli.js';
+import { testServer } from '../helpers/server.js';
 import { countReadings, makeReadings } from '../helpers/readings.js';
 
 describe('envmon command: settings and usage errors', () => {
@@ -26,6 +27,14 @@ describe('envmon command: settings and usage errors', () => {
     assert.deepEqual(lines(result.stderr), ['envmon: cannot reach the database at 127.0.0.1:1/envmon: connect ECONNREFUSED 127.0.0.1:1']);
   });
 
+  it('reports a database that does not exist in one line and exits 1', async () => {
+    const missing = new URL(testServer().adminUrl);
+    missing.pathname = '/envmon_no_such_database';
+    const result = await runCli(['migrate'], { DATABASE_URL: missing.toString() });
+    assert.equal(result.code, 1);
+    assert.deepEqual(lines(result.stderr), [`envmon: the database ${missing.host}/envmon_no_such_database does not exist: create it, or set DATABASE_URL to one that does`]);
+  });
+
   it('rejects an unknown command and an unknown flag', async () => {
     let result = await runCli(['frobnicate'], unreachable);
     assert.equal(result.code, 2);
@@ -43,6 +52,12 @@ describeEngines('envmon command', (env) => {
     const result = await runCli(['migrate'], settings());
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(lines(result.stdout), [`database is current (engine: ${env().engine})`]);
+  });
+
+  it('says in one line, exit 1, when the content file cannot be read', async () => {
+    const result = await runCli(['import', '/nonexistent/content.json'], settings());
+    assert.equal(result.code, 1);
+    assert.deepEqual(lines(result.stderr), ['envmon: cannot read the content file /nonexistent/content.json: no such file']);
   });
 
   it('says in one line, exit 1, when its port is taken', async () => {
