@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress } from 'node:zlib';
+import { brotliCompress, gzip } from 'node:zlib';
 import type { Context } from 'koa';
 import { compressibleType, compressionFor, compressOnce, compressionThreshold, negotiateEncoding, type CompressionSettings, type ContentCoding } from './middleware/compression.js';
-import { bytesOf, SharedBytes, splicedGzip, type AnswerPart } from './splicedGzip.js';
+import { bytesOf, SharedBytes, type AnswerPart } from './answerParts.js';
 
 const brotliOf = promisify(brotliCompress);
+const gzipOf = promisify(gzip);
 
 /**
  * An answer made once and sent as often as it is asked for: its bytes, their strong ETag and each
  * compressed form, made the first time a client asks for it, off the event loop. Without it every request
- * for a kept answer was hashed and compressed again (for a year of hourly aggregates, 3.7 MB, most of the
- * time of an answer asked again). It may be made of parts some of which it shares with other answers
- * (SharedBytes: a live station's settled periods): then neither its tag nor its gzip reads those again,
- * and its parts are joined into one buffer only when a client takes it as it is or in brotli.
+ * for a kept answer was hashed and compressed again (for a year of hourly aggregates, most of the time of
+ * an answer asked again). It may be made of parts some of which it shares with other answers
+ * (SharedBytes: a live station's settled periods): then its tag does not read those again, and its
+ * parts are joined into one buffer only when a client takes it, as it is or compressed.
  */
 export class EncodedAnswer {
   readonly etag: string;
@@ -25,8 +26,7 @@ export class EncodedAnswer {
   private formBytes = 0;
 
   /**
-   * `body`: its bytes, or the parts they are made of when some are shared with other answers (gzipped
-   * once). `compression`: how hard to compress it, by default as the middleware would for its size.
+   * `body`: its bytes, or the parts they are made of when some are shared with other answers. `compression`: how hard to compress it, by default as the middleware would for its size.
    */
   constructor(body: Buffer | readonly AnswerPart[], readonly type: string, private readonly compression?: CompressionSettings) {
     this.parts = Buffer.isBuffer(body) ? [body] : body;
@@ -72,7 +72,7 @@ export class EncodedAnswer {
     let form = this.forms.get(coding);
     if (!form) {
       const settings = this.compression ?? compressionFor(this.length);
-      const made = coding === 'br' ? brotliOf(this.bytes, settings.br) : splicedGzip(this.parts, settings.gzip);
+      const made = coding === 'br' ? brotliOf(this.bytes, settings.br) : gzipOf(this.bytes, settings.gzip);
       form = made.then((bytes) => {
         this.formBytes += bytes.length;
         return bytes;

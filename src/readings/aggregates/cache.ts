@@ -1,7 +1,7 @@
 import type { Db, PgPool } from '../../db/pool.js';
 import { retryWhileMoved } from '../../db/rollupsCurrent.js';
 import { EncodedAnswer } from '../../http/encodedAnswer.js';
-import type { AnswerPart, SharedBytes } from '../../http/splicedGzip.js';
+import type { AnswerPart, SharedBytes } from '../../http/answerParts.js';
 import { columnsKey } from './columns.js';
 import type { AggregateArgs, ReadingSpan, StationSeen } from './queries.js';
 import { prepared } from '../../db/prepared.js';

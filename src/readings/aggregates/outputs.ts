@@ -1,6 +1,6 @@
 import type { PgPool } from '../../db/pool.js';
 import { parquetType } from '../../formats/parquet.js';
-import { SharedBytes } from '../../http/splicedGzip.js';
+import { SharedBytes } from '../../http/answerParts.js';
 import type { AggregateOutput, SettledPart } from './cache.js';
 import { columnsOf } from './columns.js';
 import { parquetMetadata, preamble } from '../core/attribution.js';
