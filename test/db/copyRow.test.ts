@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { withLiterals } from '../../src/db/copyOut.js';
-import { copyRowsOfOneSnapshot } from '../../src/db/copyRow.js';
+import { copyRowOf } from '../../src/db/copyRow.js';
 import { ConnectionLostError } from '../../src/db/errors.js';
 import { createPgPool, type PgPool } from '../../src/db/pool.js';
 import { testServer } from '../helpers/server.js';
@@ -14,7 +14,7 @@ describe('rows read through COPY as bytes', () => {
     pool = createPgPool(testServer().adminUrl, { size: 1, waitMs: 5_000, name: 'envmon-copy-row' });
   });
   after(() => pool.end());
-  const copyRow = async (text: string, values: (string | number | null)[] = []) => (await copyRowsOfOneSnapshot(pool, [{ text, values }]))[0]!;
+  const copyRow = (text: string, values: (string | number | null)[] = []) => copyRowOf(pool, { text, values });
 
   it('gives each field\'s bytes as the database writes them, null for NULL, and null for no row', async () => {
     const words = 'é, and a 3.7 MB answer is the same';
@@ -37,7 +37,7 @@ describe('rows read through COPY as bytes', () => {
   });
 });
 
-describe('several statements read through COPY side by side, in one snapshot', () => {
+describe('a row read through COPY when its connection is lost', () => {
   const table = 'envmon_copy_rows_probe';
   let admin: pg.Client;
   before(async () => {
@@ -50,63 +50,12 @@ describe('several statements read through COPY side by side, in one snapshot', (
     await admin.end();
   });
 
-  // Each statement says which backend read it and what it saw; a writer commits a row every few
-  // milliseconds meanwhile, so that two snapshots taken apart differ.
+  // The statement says which backend read it and what it saw, after sleeping.
   const seen = (sleep: number) => `select pg_backend_pid()::text, pg_current_snapshot()::text, (select count(*) from ${table})::text from pg_sleep(${sleep})`;
-  const whileWriting = async <T>(read: () => Promise<T>): Promise<T> => {
-    const writer = new pg.Client({ connectionString: testServer().adminUrl });
-    await writer.connect();
-    let writing = true;
-    const writes = (async () => {
-      while (writing) await writer.query(`insert into ${table} values (1)`);
-    })();
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      return await read();
-    } finally {
-      writing = false;
-      await writes;
-      await writer.end();
-    }
-  };
-  const read = async (pool: PgPool, statements: string[]) =>
-    (await whileWriting(() => copyRowsOfOneSnapshot(pool, statements.map((text) => ({ text, values: [] }))))).map((row) => row!.map(text));
-
-  it('reads each statement on a connection of its own while more than half the pool is free, all seeing the same rows', async () => {
-    const pool = createPgPool(testServer().adminUrl, { size: 6, waitMs: 5_000, name: 'envmon-copy-rows' });
-    try {
-      // The later statements start after the first ones have slept, while rows keep being committed.
-      const rows = await read(pool, [seen(0), seen(0.05), seen(0.1)]);
-      assert.equal(new Set(rows.map((r) => r[0])).size, 3, 'three backends');
-      assert.equal(new Set(rows.map((r) => r[1])).size, 1, `one snapshot: ${rows.map((r) => r[1]).join(' ')}`);
-      assert.equal(new Set(rows.map((r) => r[2])).size, 1, 'the same rows');
-      assert.equal(pool.busy(), 0);
-    } finally {
-      await pool.end();
-    }
-  });
-
-  it('reads them one after another in one snapshot when half the pool is busy, without waiting for more', async () => {
-    // Of four, one held elsewhere and one taken for the first statement: two are free, half the pool.
-    const pool = createPgPool(testServer().adminUrl, { size: 4, waitMs: 60_000, name: 'envmon-copy-rows' });
-    const held = await pool.connect();
-    try {
-      const started = performance.now();
-      const rows = await read(pool, [seen(0.05), seen(0), seen(0)]);
-      assert.ok(performance.now() - started < 30_000, 'no wait for the held connection');
-      assert.equal(new Set(rows.map((r) => r[0])).size, 1, 'one backend');
-      assert.equal(new Set(rows.map((r) => r[1])).size, 1, `one snapshot: ${rows.map((r) => r[1]).join(' ')}`);
-      assert.equal(new Set(rows.map((r) => r[2])).size, 1, 'the same rows');
-    } finally {
-      held.release();
-      await pool.end();
-    }
-  });
-
-  it('fails as a lost connection when one of its backends is terminated, and gives every connection back', async () => {
+  it('fails as a lost connection when its backend is terminated, and gives its connection back', async () => {
     const pool = createPgPool(testServer().adminUrl, { size: 4, waitMs: 5_000, name: 'envmon-copy-rows-lost' });
     try {
-      const reading = copyRowsOfOneSnapshot(pool, [seen(0), seen(5)].map((text) => ({ text, values: [] })));
+      const reading = copyRowOf(pool, { text: seen(5), values: [] });
       reading.catch(() => {});
       await new Promise((resolve) => setTimeout(resolve, 500));
       const { rows } = await admin.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
@@ -114,7 +63,7 @@ describe('several statements read through COPY side by side, in one snapshot', (
       assert.equal(rows[0].n, 1);
       await assert.rejects(reading, ConnectionLostError);
       assert.equal(pool.busy(), 0);
-      const [row] = await copyRowsOfOneSnapshot(pool, [{ text: seen(0), values: [] }]);
+      const row = await copyRowOf(pool, { text: seen(0), values: [] });
       assert.equal(row!.length, 3, 'the pool reads again');
     } finally {
       await pool.end();

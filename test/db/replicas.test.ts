@@ -116,8 +116,7 @@ describe('read replicas', function () {
         assert.ok(current.lag_seconds! <= maxLagSeconds, JSON.stringify(current));
         assert.equal((await downloadedTimes(env, station)).length, 70);
 
-        // Another station's four months: the replica reads the hourly answer's 2,900 hours in pieces side
-        // by side, in one snapshot exported there.
+        // Another station's four months: the replica reads the hourly answer's 2,900 hours through COPY.
         const long = 'rep-long';
         const longKey = await stationWithKey(env, long);
         for (const batch of [readings(1, '2025-12-01T00:00:00Z'), readings(60, '2026-04-01T00:00:00Z')]) {

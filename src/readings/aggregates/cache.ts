@@ -3,7 +3,7 @@ import { retryWhileMoved } from '../../db/rollupsCurrent.js';
 import { EncodedAnswer } from '../../http/encodedAnswer.js';
 import type { AnswerPart, SharedBytes } from '../../http/answerParts.js';
 import { columnsKey } from './columns.js';
-import type { AggregateArgs, ReadingSpan, StationSeen } from './queries.js';
+import type { AggregateArgs, StationSeen } from './queries.js';
 import { prepared } from '../../db/prepared.js';
 
 /** An aggregate in one output format, and how many periods it has. */
@@ -51,13 +51,12 @@ export type SettledPart = { before: number; periods: number; bytes: SharedBytes 
  * says from where the station's periods may still change: a format that can reuse its earlier periods
  * gives back its part before `settled.before`, with what its statement's snapshot says of the station
  * (`seen`), and is handed that part again (`kept`, ending at or before `settled.before`) while
- * those periods stay as they were. `readings` says between which times the station's readings lie, when
- * it has any (to cut a long answer into pieces of about equal size).
+ * those periods stay as they were.
  */
 export type AggregateOutput = {
   name: string;
   type: string;
-  make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart; readings?: ReadingSpan }) =>
+  make: (pool: PgPool, intervalSeconds: number, settled: { before: number; kept?: SettledPart }) =>
     Promise<{ body: string | Buffer | AnswerPart[]; periods: number; settled?: SettledPart; seen?: StationSeen }>;
 };
 
@@ -165,9 +164,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
     const before = state ? firstUnsettled(args.period, state.settled_before) : -Infinity;
     const settled = cached?.settled.get(output.name);
     const kept = state && settled?.mark === mark && settled.part.before <= before ? settled.part : undefined;
-    const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60, {
-      before, kept, readings: state?.first != null && state.last != null ? { first: state.first, last: state.last } : undefined,
-    });
+    const made = await output.make(state?.backlog ? db.readPool : readPool, state?.interval_seconds ?? 60, { before, kept });
     // What the statement's snapshot says of the station, against the state read before it: a batch reaching
     // back landed between them (a kept part is then older than the periods made after it), or a backfill
     // still waits for its refresh (timescale: its rollups are not yet the readings').

@@ -15,9 +15,9 @@ import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js'
 export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
   name: 'json',
   type: 'application/json; charset=utf-8',
-  make: async (pool, intervalSeconds, { before, kept, readings }) => {
+  make: async (pool, intervalSeconds, { before, kept }) => {
     const iso = (at: number) => (at === -Infinity ? '-infinity' : new Date(at).toISOString());
-    const { settled, later, seen } = await aggregateJsonPeriods(pool, args, intervalSeconds, iso(kept?.before ?? -Infinity), iso(before), readings);
+    const { settled, later, seen } = await aggregateJsonPeriods(pool, args, intervalSeconds, iso(kept?.before ?? -Infinity), iso(before));
     const first = extend(kept, settled, before);
     const periods = first.periods + later.periods;
     const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)},"count":${periods},"results":[`;

@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import type pg from 'pg';
 import type { PgPool } from '../../db/pool.js';
 import type { CopyQuery } from '../../db/copyOut.js';
-import { copyRowsOfOneSnapshot } from '../../db/copyRow.js';
+import { copyRowOf } from '../../db/copyRow.js';
 import { z } from 'zod';
 import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from '../reading.js';
 import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
@@ -32,7 +32,7 @@ export type AggregateRow = [number, number, ...(number | null)[]];
 // $1 station, $2 first date, $3 last date (both inclusive whole UTC days, either null), $4 quality flag or
 // null, $5 the station's reporting interval in seconds, $6 the first period wanted ('-infinity' for all:
 // a kept answer's later periods are computed again from one), $7 the first period after those wanted
-// ('infinity' for all: hours are read in pieces).
+// ('infinity' for all).
 const rangeStart = `coalesce(($2::date)::timestamp at time zone 'UTC', '-infinity')`;
 const rangeEnd = `coalesce(($3::date + 1)::timestamp at time zone 'UTC', 'infinity')`;
 const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4) and bucket >= $6::timestamptz and bucket < $7::timestamptz`;
@@ -188,30 +188,23 @@ export async function aggregateReadings(
 export type StationSeen = { settledVersion: string | null; backlog: boolean };
 
 /** The first and last reading of a station, in epoch milliseconds. */
-export type ReadingSpan = { first: number; last: number };
 
 /**
  * The aggregate's periods from `since` (ISO; '-infinity' for all) as AggregateResult JSON, in two parts:
  * those before `split`, and the rest; and what the snapshot they were read in says of the station. Hourly periods, planned for each request anyway and the largest
- * answer (a year is 3.7 MB), come as bytes through COPY, in pieces read side by side when there are many
- * (`readings` says where they can be); the others from their prepared statement.
+ * answer (a year is 3.7 MB), come as bytes through COPY; the others from their prepared statement.
  */
 export async function aggregateJsonPeriods(
-  pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string, readings?: ReadingSpan,
+  pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
 ): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
   if (args.period === 'hour') {
-    const bounds = [since, ...hourCuts(args, since, readings), 'infinity'];
-    const queries = bounds.slice(1).map((until, i) => jsonQuery(args, intervalSeconds, bounds[i]!, split, until) as CopyQuery);
-    const pieces = (await copyRowsOfOneSnapshot(pool, queries)).map((row) => {
-      const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
-      return {
-        settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
-        later: { periods: laterPeriods!.readInt32BE(0), results: laterResults! },
-        seen: { settledVersion: settledVersion?.toString() ?? null, backlog: backlog![0] === 1 },
-      };
-    });
-    // The pieces read one snapshot: what the first one saw, every one did.
-    return { settled: joinPeriods(pieces.map((p) => p.settled)), later: joinPeriods(pieces.map((p) => p.later)), seen: pieces[0]!.seen };
+    const row = await copyRowOf(pool, jsonQuery(args, intervalSeconds, since, split) as CopyQuery);
+    const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
+    return {
+      settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
+      later: { periods: laterPeriods!.readInt32BE(0), results: laterResults! },
+      seen: { settledVersion: settledVersion?.toString() ?? null, backlog: backlog![0] === 1 },
+    };
   }
   const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string; settled_version: string | null; backlog: boolean }>(
     jsonQuery(args, intervalSeconds, since, split),
@@ -222,33 +215,6 @@ export async function aggregateJsonPeriods(
     seen: { settledVersion: row.settled_version, backlog: row.backlog },
   };
 }
-
-const hourMs = 3_600_000;
-// The statement of a year of hourly periods spends most of its time printing numbers, on one core, so
-// it is read in two pieces side by side (bench/paths compares one piece). More pieces were no
-// faster on two cores, and a piece under a thousand hours saves less than one more connection's round
-// trips cost.
-const hourPieces = 2;
-const minHoursPerPiece = 1_000;
-
-/** The hours at which an hourly aggregate from `since` is cut into pieces of about as many hours each; none for one piece. */
-function hourCuts(args: AggregateArgs, since: string, readings: ReadingSpan | undefined): string[] {
-  if (!readings) return [];
-  const start = Math.max(since === '-infinity' ? -Infinity : Date.parse(since), args.from ? Date.parse(`${args.from}T00:00:00Z`) : -Infinity,
-    Math.floor(readings.first / hourMs) * hourMs);
-  const end = Math.min(args.to ? Date.parse(`${args.to}T00:00:00Z`) + 86_400_000 : Infinity, (Math.floor(readings.last / hourMs) + 1) * hourMs);
-  const hours = (end - start) / hourMs;
-  const pieces = Math.min(hourPieces, Math.floor(hours / minHoursPerPiece));
-  return Array.from({ length: Math.max(pieces - 1, 0) }, (_, i) => new Date(start + Math.round((hours * (i + 1)) / pieces) * hourMs).toISOString());
-}
-
-/** Pieces of periods, in order, as one. */
-function joinPeriods(pieces: JsonPeriods[]): JsonPeriods {
-  const given = pieces.filter((p) => p.periods > 0);
-  if (given.length <= 1) return given[0] ?? pieces[0]!;
-  return { periods: given.reduce((sum, p) => sum + p.periods, 0), results: Buffer.concat(given.flatMap((p, i) => (i ? [comma, p.results] : [p.results]))) };
-}
-const comma = Buffer.from(',');
 
 /** Prepares an aggregate's JSON statement, the one read most, on a connection already held. */
 export async function prepareAggregate(client: pg.ClientBase, args: AggregateArgs): Promise<void> {
