@@ -129,7 +129,8 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
         ? { body: { description: spec.body.description, required: true, content: Object.fromEntries(Object.entries(spec.body.content).map(([type, schema]) => [type, { schema }])) } }
         : {}),
     },
-    ...(spec.security ? { security: [{ stationToken: [] }] } : {}),
+    // A public operation says so (no key), rather than leaving a reader to guess.
+    security: spec.security ? [{ stationToken: [] }] : [],
     responses,
   });
 
