@@ -1,6 +1,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
+import childProcess from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
 
 export type EmbeddedPostgres = {
   url: string;
@@ -70,7 +72,7 @@ export async function startEmbeddedPostgres(dir: string, port: number, onRestart
   });
   try {
     if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
-    await server.start();
+    await inOwnProcessGroup(() => server.start());
     writeFileSync(ownerFile, `${process.pid}\n`);
   } catch (error) {
     // The server's last words say why (a port, shared memory, a damaged directory).
@@ -87,7 +89,7 @@ export async function startEmbeddedPostgres(dir: string, port: number, onRestart
   const watchdog = setInterval(() => {
     if (stopping || restarting || runningPostmaster(databaseDir)) return;
     log('envmon: the embedded PostgreSQL stopped unexpectedly; starting it again');
-    restarting = server.start().then(
+    restarting = inOwnProcessGroup(() => server.start()).then(
       () => onRestart?.(),
       (error: unknown) => log(`envmon: starting the embedded PostgreSQL again failed (${String(error)}); trying again`),
     ).finally(() => {
@@ -166,3 +168,24 @@ function portTaken(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/**
+ * Runs `start` with the processes it spawns in a process group of their own: a terminal's Ctrl-C reaches
+ * every process of its foreground group, and the server would otherwise shut down at once, under the
+ * service draining its requests; the service stops it last. The package spawns its server itself, so
+ * spawn is wrapped for the time of the start (and the live bindings of the package's import updated).
+ */
+async function inOwnProcessGroup<T>(start: () => Promise<T>): Promise<T> {
+  const spawn = childProcess.spawn;
+  const detached = ((command: string, args: readonly string[], options: childProcess.SpawnOptions) =>
+    spawn(command, args, { ...options, detached: true })) as typeof childProcess.spawn;
+  childProcess.spawn = detached;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = spawn;
+    syncBuiltinESMExports();
+  }
+}
+

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { lines, runCli, runCommand, spawnServe, type ServeProcess } from '../helpers/cli.js';
+import { envmonBin, lines, runCli, runCommand, spawnServe, type ServeProcess } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 
 // The README's path for a newcomer, on the embedded PostgreSQL as `make start` runs it: the service
@@ -125,5 +126,25 @@ describe('a newcomer: make start, then a key, a reading and the chart from anoth
     assert.equal(await serve.stop(), 0, serve.stderr());
     serve = undefined;
     assert.equal(alive(restarted), false, 'the restarted server stopped with the service');
+  });
+
+  it('on Ctrl-C in its terminal drains first and stops its PostgreSQL last, which logs no FATAL line', async () => {
+    const logFile = path.join(dataDir, 'postgres.log');
+    const before = existsSync(logFile) ? readFileSync(logFile, 'utf8').length : 0;
+    // A terminal sends Ctrl-C's SIGINT to every process of its foreground group: serve leads a group of its
+    // own here, as under a shell, and the whole group is signalled.
+    const child = spawn(process.execPath, [envmonBin, 'serve'], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', PORT: '0', ...settings }, stdio: ['ignore', 'ignore', 'pipe'], detached: true,
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    for (let i = 0; i < 600 && !stderr.includes('envmon serving'); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.match(stderr, /envmon serving/);
+    const server = postmasterPid(dataDir);
+    process.kill(-child.pid!, 'SIGINT');
+    assert.equal(await exited, 0, stderr);
+    assert.doesNotMatch(readFileSync(logFile, 'utf8').slice(before), /FATAL/);
+    assert.equal(alive(server), false, 'the server stopped with the service');
   });
 });
