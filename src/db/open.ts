@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from './embedded.js';
-import { resolveEngine } from './engine.js';
+import { EngineError, resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import pg from 'pg';
 import { createDb, createSlonikPool, describeUrl, poolOptionsFrom, withUtc, type Db } from './pool.js';
@@ -79,12 +79,25 @@ async function withStartupRetries<T>(log: Logger, start: () => Promise<T>): Prom
     try {
       return await start();
     } catch (error) {
-      const retry = attempt < startupAttempts && classifyDatabaseError(error) === 'unavailable' && !unreachable.has(socketCode(error) ?? '');
+      const retry = attempt < startupAttempts && connectionEnded(error);
       if (!retry) throw error;
       log.warn({ attempt, of: startupAttempts, reason: rootMessage(error) }, 'the database ended a connection during start-up; starting again');
       await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
     }
   }
+}
+
+/**
+ * Whether a start-up step failed because its connection ended: an error the database named as such (a
+ * SQLSTATE of the unavailable classes), or the driver's own report of a connection it lost, which carries
+ * no SQLSTATE (a terminated backend seen by a query on another step). Not a server that is not there, an
+ * engine that contradicts the database, or an error the database named otherwise (a missing database, a
+ * login refused, a migration's SQL).
+ */
+function connectionEnded(error: unknown): boolean {
+  if (error instanceof EngineError || unreachable.has(socketCode(error) ?? '')) return false;
+  if (sqlState(error)) return classifyDatabaseError(error) === 'unavailable';
+  return classifyDatabaseError(error) === 'unavailable' || error instanceof Error;
 }
 
 function socketCode(error: unknown): string | undefined {

@@ -85,26 +85,33 @@ describeEngines('every field, every way in, every way out', (env) => {
       assert.deepEqual(historical.body.readings, expected);
 
       // The CSV download as a researcher's parser reads it: comment lines skipped, the header naming the columns.
-      const csv = parse(await text(env(), `/api/v1/data/download/?station=${station}`), { comment: '#', columns: true }) as Record<string, string>[];
       const csvNames: Record<string, string> = { timestamp_utc: 'timestamp', pm2_5_ugm3: 'pm2_5', pm10_ugm3: 'pm10' };
-      assert.equal(csv.length, 2);
-      csv.forEach((row, i) => {
-        for (const [column, value] of Object.entries(row)) {
-          const field = csvNames[column] ?? column;
-          const want = (expected[i] as Record<string, unknown>)[field];
-          assert.ok(want !== undefined, `the CSV column ${column} is a field of a reading`);
-          assert.equal(typeof want === 'number' ? Number(value) : value, want, `${column} of row ${i}`);
-        }
-      });
+      // The default columns, and every field with columns=all (module_data as JSON text, null as an empty field).
+      for (const query of ['', '&columns=all']) {
+        const csv = parse(await text(env(), `/api/v1/data/download/?station=${station}${query}`), { comment: '#', columns: true }) as Record<string, string>[];
+        assert.equal(csv.length, 2);
+        if (query) assert.equal(Object.keys(csv[0]!).length, 14, 'every field of a reading');
+        csv.forEach((row, i) => {
+          for (const [column, value] of Object.entries(row)) {
+            const field = csvNames[column] ?? column;
+            const want = (expected[i] as Record<string, unknown>)[field];
+            assert.ok(want !== undefined, `the CSV column ${column} is a field of a reading`);
+            const read = value === '' && want === null ? null : field === 'module_data' ? JSON.parse(value) : typeof want === 'number' ? Number(value) : value;
+            assert.deepEqual(read, want, `${column} of row ${i}${query}`);
+          }
+        });
+      }
 
       const parquet = await readParquet(new Uint8Array(await (await env().get(`/api/v1/data/download/?station=${station}&output=parquet`)).arrayBuffer()));
       assert.equal(parquet.rows.length, 2);
+      assert.equal(parquet.columns.length, 14, 'every field of a reading');
       parquet.rows.forEach((row, i) => {
         parquet.columns.forEach((column, c) => {
           const field = csvNames[column] ?? column;
           const want = (expected[i] as Record<string, unknown>)[field];
-          const value = field === 'timestamp' ? new Date(Number(row[c] as bigint) / 1000).toISOString() : row[c];
-          assert.equal(value, want, `${column} of Parquet row ${i}`);
+          const value = field === 'timestamp' ? new Date(Number(row[c] as bigint) / 1000).toISOString()
+            : field === 'module_data' && typeof row[c] === 'string' ? JSON.parse(row[c]) : row[c];
+          assert.deepEqual(value, want, `${column} of Parquet row ${i}`);
         });
       });
 
