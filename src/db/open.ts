@@ -96,8 +96,7 @@ async function withStartupRetries<T>(log: Logger, start: () => Promise<T>): Prom
  */
 function connectionEnded(error: unknown): boolean {
   if (error instanceof EngineError || unreachable.has(socketCode(error) ?? '')) return false;
-  if (sqlState(error)) return classifyDatabaseError(error) === 'unavailable';
-  return classifyDatabaseError(error) === 'unavailable' || error instanceof Error;
+  return sqlState(error) ? classifyDatabaseError(error) === 'unavailable' : error instanceof Error;
 }
 
 function socketCode(error: unknown): string | undefined {

@@ -88,13 +88,12 @@ function firstUnsettled(period: AggregateArgs['period'], settledBefore: number):
 
 /** What an answer is kept under: the station's data version and interval, and where its settled part ends. */
 const stationState = prepared<{
-  version: string; backlog: boolean; interval_seconds: number; settled_version: string; settled_before: number; first: number | null; last: number | null;
+  version: string; backlog: boolean; interval_seconds: number; settled_version: string; settled_before: number;
 }>('envmon_station_state', `
   select l.version::text || '/' || s.interval_seconds as version, s.interval_seconds,
          exists (select 1 from rollup_backlog b where b.station_id = $1) as backlog,
          l.settled_version::text as settled_version,
-         (extract(epoch from l.settled_before) * 1000)::float8 as settled_before,
-         (extract(epoch from l.first_ts) * 1000)::float8 as first, (extract(epoch from l.ts) * 1000)::float8 as last
+         (extract(epoch from l.settled_before) * 1000)::float8 as settled_before
   from station_latest l join stations s on s.station_id = l.station_id where l.station_id = $1`);
 
 /**
