@@ -98,12 +98,31 @@ table quality_overrides (
   created_at timestamp with time zone not null default now()
 )
 
+table reading_flags_replaced (
+  station_id text not null,
+  ts timestamp with time zone not null,
+  recorded_at timestamp with time zone not null,
+  flag text not null,
+  replaced_at timestamp with time zone not null,
+  override_id bigint not null
+)
+
 table reading_log (
   station_id text not null,
   version bigint not null,
   logged_at timestamp with time zone not null default now(),
   readings integer not null,
   runs bigint[] not null
+)
+
+table reading_removals (
+  id bigint not null,
+  station_id text not null,
+  from_ts timestamp with time zone not null,
+  to_ts timestamp with time zone not null,
+  readings integer not null,
+  reason text not null,
+  removed_at timestamp with time zone not null
 )
 
 table readings (
@@ -121,7 +140,29 @@ table readings (
   uv_index double precision,
   quality_flag text not null default 'ok'::text,
   firmware_version text,
-  module_data jsonb
+  module_data jsonb,
+  recorded_at timestamp with time zone not null default now()
+)
+
+table readings_removed (
+  station_id text not null,
+  ts timestamp with time zone not null,
+  temperature_c double precision,
+  humidity_rh double precision,
+  pressure_hpa double precision,
+  altitude_m double precision,
+  pm1_0 double precision,
+  pm2_5 double precision,
+  pm10 double precision,
+  co2_ppm double precision,
+  co_ppm double precision,
+  uv_index double precision,
+  quality_flag text not null,
+  firmware_version text,
+  module_data jsonb,
+  recorded_at timestamp with time zone not null,
+  removal_id bigint not null,
+  removed_at timestamp with time zone not null
 )
 
 table research_programmes (
@@ -255,11 +296,19 @@ constraint quality_overrides_pkey on quality_overrides: PRIMARY KEY (id)
 
 constraint quality_overrides_station_id_fkey on quality_overrides: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
 
+constraint reading_flags_replaced_override_id_fkey on reading_flags_replaced: FOREIGN KEY (override_id) REFERENCES quality_overrides(id) ON DELETE CASCADE
+
 constraint reading_log_pkey on reading_log: PRIMARY KEY (station_id, version)
+
+constraint reading_removals_pkey on reading_removals: PRIMARY KEY (id)
+
+constraint reading_removals_station_id_fkey on reading_removals: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
 
 constraint readings_pkey on readings: PRIMARY KEY (station_id, ts)
 
 constraint readings_quality_flag_check on readings: CHECK ((quality_flag = ANY (ARRAY['ok'::text, 'suspect'::text, 'invalid'::text])))
+
+constraint readings_removed_removal_id_fkey on readings_removed: FOREIGN KEY (removal_id) REFERENCES reading_removals(id) ON DELETE CASCADE
 
 constraint research_programmes_pkey on research_programmes: PRIMARY KEY (slug)
 
@@ -345,13 +394,23 @@ CREATE INDEX publications_year_idx ON public.publications USING btree (year DESC
 
 CREATE UNIQUE INDEX quality_overrides_pkey ON public.quality_overrides USING btree (id)
 
+CREATE INDEX quality_overrides_station_created_idx ON public.quality_overrides USING btree (station_id, created_at)
+
 CREATE INDEX quality_overrides_station_idx ON public.quality_overrides USING btree (station_id, from_ts, to_ts)
 
+CREATE INDEX reading_flags_replaced_station_ts_idx ON public.reading_flags_replaced USING btree (station_id, ts, replaced_at)
+
 CREATE UNIQUE INDEX reading_log_pkey ON public.reading_log USING btree (station_id, version)
+
+CREATE UNIQUE INDEX reading_removals_pkey ON public.reading_removals USING btree (id)
+
+CREATE INDEX reading_removals_station_idx ON public.reading_removals USING btree (station_id, removed_at)
 
 CREATE UNIQUE INDEX readings_pkey ON public.readings USING btree (station_id, ts)
 
 CREATE INDEX readings_ts_idx ON public.readings USING btree (ts DESC)
+
+CREATE INDEX readings_removed_station_ts_idx ON public.readings_removed USING btree (station_id, ts)
 
 CREATE UNIQUE INDEX research_programmes_pkey ON public.research_programmes USING btree (slug)
 
@@ -831,6 +890,34 @@ begin
   end if;
 end $function$
 
+CREATE OR REPLACE FUNCTION public.envmon_readings_as_of(stations text[], first_ts timestamp with time zone, end_ts timestamp with time zone, as_of timestamp with time zone)
+ RETURNS SETOF readings
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select r.station_id, r.ts, r.temperature_c, r.humidity_rh, r.pressure_hpa, r.altitude_m, r.pm1_0, r.pm2_5, r.pm10,
+         r.co2_ppm, r.co_ppm, r.uv_index,
+         -- Looked up only when an override of the range came after as_of (computed once for the query).
+         case when exists (select 1 from reading_flags_replaced
+                           where station_id = any(stations) and ts >= first_ts and ts < end_ts and replaced_at > as_of)
+           then coalesce((select h.flag from reading_flags_replaced h
+                          where h.station_id = r.station_id and h.ts = r.ts and h.recorded_at = r.recorded_at and h.replaced_at > as_of
+                          order by h.replaced_at limit 1), r.quality_flag)
+           else r.quality_flag end as quality_flag,
+         r.firmware_version, r.module_data, r.recorded_at
+  from (
+    -- Each part in timestamp order, so that the two merge in it (on timescale, the chunks in order)
+    -- rather than being sorted again.
+    (select * from readings
+     where station_id = any(stations) and ts >= first_ts and ts < end_ts and recorded_at <= as_of
+     order by ts)
+    union all
+    (select station_id, ts, temperature_c, humidity_rh, pressure_hpa, altitude_m, pm1_0, pm2_5, pm10, co2_ppm, co_ppm, uv_index, quality_flag, firmware_version, module_data, recorded_at from readings_removed
+     where station_id = any(stations) and ts >= first_ts and ts < end_ts and recorded_at <= as_of and removed_at > as_of
+     order by ts)
+  ) r
+$function$
+
 CREATE OR REPLACE PROCEDURE public.envmon_refresh_rollups(IN job_id integer DEFAULT NULL::integer, IN config jsonb DEFAULT NULL::jsonb)
  LANGUAGE plpgsql
 AS $procedure$
@@ -997,6 +1084,8 @@ aggregate last(anyelement,"any"): state _timescaledb_functions.last_sfunc, final
 -- sequences
 
 sequence quality_overrides_id_seq
+
+sequence reading_removals_id_seq
 
 sequence rollup_backlog_id_seq
 

@@ -18,8 +18,9 @@ commands:
                                  override quality_flag for a time range, also for readings that
                                  arrive later; aggregates follow
   flag --list ID                 list station ID's overrides
-  readings delete --station ID --from T --to T
-                                 delete readings stored by mistake; aggregates follow
+  readings delete --station ID --from T --to T [--reason TEXT]
+                                 delete readings stored by mistake; aggregates follow, and reads
+                                 as_of an earlier instant still see them
   rollups verify [--station ID] [--repair]
                                  check every rollup level against a GROUP BY over the readings;
                                  --repair makes the buckets that differ again (exit 1 if any still differ)`;

@@ -5,7 +5,7 @@ import { startEmbeddedPostgres } from './embedded.js';
 import { EngineError, resolveEngine } from './engine.js';
 import { migrate } from './migrate.js';
 import pg from 'pg';
-import { createDb, createSlonikPool, describeUrl, poolOptionsFrom, withUtc, type Db } from './pool.js';
+import { createDb, createSlonikPool, describeUrl, poolOptionsFrom, withSessionSettings, type Db } from './pool.js';
 import { classifyDatabaseError, sqlState } from './errors.js';
 
 /** One line an operator can act on; main prints it and exits non-zero. */
@@ -33,7 +33,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
       } finally {
         await probe.end();
       }
-      const migrator = new pg.Pool({ connectionString: withUtc(url), max: 1 });
+      const migrator = new pg.Pool({ connectionString: withSessionSettings(url), max: 1 });
       // A connection the server ends (a restart, a terminated backend) is reported by the query it fails.
       migrator.on('error', () => {});
       try {

@@ -71,7 +71,7 @@ export function poolOptionsFrom(config: Config, log?: Logger): PoolOptions {
 
 /** Creates the slonik pool and the COPY pool; neither connects until first used. */
 export async function createSlonikPool(url: string, options: PoolOptions): Promise<DatabasePool> {
-  return createPool(withUtc(url), {
+  return createPool(withSessionSettings(url), {
     maximumPoolSize: options.poolSize,
     statementTimeout: options.statementTimeoutMs,
     connectionTimeout: 5_000,
@@ -91,7 +91,7 @@ export type { PgPool };
 
 export function createPgPool(url: string, options: { size: number; waitMs: number; statementTimeoutMs?: number; name: string }): PgPool {
   const pool = new pg.Pool({
-    connectionString: withUtc(url),
+    connectionString: withSessionSettings(url),
     application_name: options.name,
     // A statement timeout bounds a COPY on the database side, whatever its client does.
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
@@ -196,7 +196,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
   );
   const rollups =
     engine === 'timescale'
-      ? createRollupRefresher(withUtc(url), { lockTimeoutMs: options.statementTimeoutMs, log: options.log })
+      ? createRollupRefresher(withSessionSettings(url), { lockTimeoutMs: options.statementTimeoutMs, log: options.log })
       : noRefresh;
   return {
     pool,
@@ -207,7 +207,7 @@ export async function createDb(url: string, engine: Engine, options: PoolOptions
     engine,
     rollups,
     replicas,
-    listen: (channel, handlers) => createListener(withUtc(url), channel, handlers, options.log),
+    listen: (channel, handlers) => createListener(withSessionSettings(url), channel, handlers, options.log),
     close: async () => {
       await rollups.close();
       await replicas.close();
@@ -223,12 +223,14 @@ export function describeUrl(url: string): string {
 }
 
 /**
- * Every session speaks UTC, whatever the server's or the database's default zone, so that date
- * arithmetic in SQL (bucket ends, date filters) never depends on it. Options the URL carries are kept;
- * the zone is appended after them, so it wins.
+ * The settings of every session, appended after the options the URL carries, so that they win:
+ * - UTC, whatever the server's or the database's default zone, so that date arithmetic in SQL (bucket
+ *   ends, date filters) never depends on it;
+ * - no JIT compilation: a read as of an instant looks up a replaced flag per reading, which the planner
+ *   prices far above jit_above_cost however few there are, and compiling then costs more than the read.
  */
-export function withUtc(url: string): string {
-  return withSettings(url, { TimeZone: 'UTC' });
+export function withSessionSettings(url: string): string {
+  return withSettings(url, { TimeZone: 'UTC', jit: 'off' });
 }
 
 /** The URL with session settings appended to those it carries (which they override). */

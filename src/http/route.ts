@@ -30,6 +30,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   description?: string;
   tag: string;
   query?: Q;
+  /** Request headers the operation reads, for the document alone (the handler reads them itself). */
+  headers?: AnyObject;
   /** Rules across query parameters, checked after the schema; their errors join the same 400. */
   checks?: (query: z.infer<Q>) => ParamError[];
   params?: P;
@@ -124,6 +126,7 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     tags: [spec.tag],
     request: {
       ...(spec.query ? { query: spec.query } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.body
         ? { body: { description: spec.body.description, required: true, content: Object.fromEntries(Object.entries(spec.body.content).map(([type, schema]) => [type, { schema }])) } }

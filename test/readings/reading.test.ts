@@ -9,7 +9,7 @@ describeEngines('the one definition of a reading', (env) => {
     const { db } = env();
     const columnsOf = (table: string) => db.pool.anyFirst(sql.type(z.object({ column_name: z.string() }))`
       select column_name from information_schema.columns where table_schema = 'public' and table_name = ${table} order by ordinal_position`);
-    assert.deepEqual(await columnsOf('readings'), ['station_id', ...readingColumnNames]);
+    assert.deepEqual(await columnsOf('readings'), ['station_id', ...readingColumnNames, 'recorded_at']);
     for (const rollup of ['readings_hourly', 'readings_daily', 'readings_weekly', 'readings_monthly']) {
       const columns = await columnsOf(rollup);
       const metrics = numericFields.filter((field) => ['count', 'sum', 'min', 'max', 'm2'].every((stat) => columns.includes(`${field}_${stat}`)));

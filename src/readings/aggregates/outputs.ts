@@ -1,8 +1,11 @@
-import type { PgPool } from '../../db/pool.js';
+import type { Db, PgPool } from '../../db/pool.js';
+import { prepared } from '../../db/prepared.js';
+import { EncodedAnswer } from '../../http/encodedAnswer.js';
 import { parquetType } from '../../formats/parquet.js';
 import { SharedBytes } from '../../http/answerParts.js';
-import type { AggregateOutput, SettledPart } from './cache.js';
+import type { AggregateAnswer, AggregateOutput, SettledPart } from './cache.js';
 import { columnsOf } from './columns.js';
+import type { AsOf } from '../core/asOf.js';
 import { parquetMetadata, preamble } from '../core/attribution.js';
 import { aggregateJsonPeriods, aggregateReadings, type AggregateArgs, type AggregateRow, type JsonPeriods } from './queries.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
@@ -16,7 +19,7 @@ export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
   name: 'json',
   type: 'application/json; charset=utf-8',
   make: async (pool, intervalSeconds, { before, kept }) => {
-    const iso = (at: number) => (at === -Infinity ? '-infinity' : new Date(at).toISOString());
+    const iso = (at: number) => (at === -Infinity ? '-infinity' : at === Infinity ? 'infinity' : new Date(at).toISOString());
     const { settled, later, seen } = await aggregateJsonPeriods(pool, args, intervalSeconds, iso(kept?.before ?? -Infinity), iso(before));
     const first = extend(kept, settled, before);
     const periods = first.periods + later.periods;
@@ -62,8 +65,25 @@ export const aggregateCsvOutput = (args: AggregateArgs, cite: string): Aggregate
 });
 
 /** The Parquet answer of an aggregate, with the licence and `cite` in its key-value metadata. */
-export const aggregateParquetOutput = (args: AggregateArgs, cite: string): AggregateOutput => ({
+export const aggregateParquetOutput = (args: AggregateArgs, cite: string, asOf?: AsOf): AggregateOutput => ({
   name: 'parquet',
   type: parquetType,
-  make: fromRows(args, (rows) => aggregateParquet(rows, columnsOf(args.metrics), parquetMetadata(cite))),
+  make: fromRows(args, (rows) => aggregateParquet(rows, columnsOf(args.metrics), parquetMetadata(cite, asOf))),
 });
+
+/** A station's reporting interval, which coverage counts with. */
+export const stationInterval = prepared<{ interval_seconds: number }>('envmon_station_interval', 'select interval_seconds from stations where station_id = $1');
+
+/**
+ * An aggregate as of an instant (args.asOf), made whole each time: summed from the readings as the archive
+ * held them then, not from the rollups, and never kept (the instants asked for are any). `intervalSeconds`
+ * fixes the station's reporting interval its coverage counts with (a snapshot's); the station's interval
+ * as it stands otherwise.
+ */
+export async function aggregateAsOf(db: Db, args: AggregateArgs, output: AggregateOutput, intervalSeconds?: number): Promise<AggregateAnswer> {
+  return db.replicas.prefer(async ({ readPool }) => {
+    const interval = intervalSeconds ?? (await stationInterval.rows(readPool, [args.stationId]))[0]?.interval_seconds ?? 60;
+    const made = await output.make(readPool, interval, { before: Infinity });
+    return { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods, exactAt: new Date() };
+  });
+}

@@ -6,6 +6,7 @@ import { copyRowOf } from '../../db/copyRow.js';
 import { z } from 'zod';
 import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from '../reading.js';
 import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
+import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
@@ -21,6 +22,8 @@ export type AggregateArgs = {
   stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: QualityFlag;
   /** The metrics to give count, mean, min, max and sd of; the default columns when absent. */
   metrics?: readonly RollupMetric[];
+  /** The instant the archive is read as of: the periods are then summed from its readings as they were. */
+  asOf?: AsOf;
 };
 
 /**
@@ -63,11 +66,11 @@ function columnSql({ metric: m, stat }: AggregateColumn): string {
  * the period inside the range, rounded up, and `coverage_pct` is count against it to one decimal,
  * rounded half up.
  */
-function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly AggregateColumn[]): string {
+function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly AggregateColumn[], asOfParam?: string): string {
   const rollup = rollupOf[period];
   const used = rollupMetrics.filter((m) => columns.some((c) => c.metric === m));
   const rollupColumns = used.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ');
-  const source = !cut
+  const source = asOfParam ? asOfRollupSql(period, used, asOfParam) : !cut
     ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
     : `select bucket, n, ${rollupColumns} from ${rollup}
          where ${rowFilter} and bucket >= ${rangeStart} and ${utcPlusOne('bucket', period)} <= ${rangeEnd}
@@ -93,6 +96,29 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
     ) periods`;
 }
 
+/**
+ * What a rollup holds for the periods of the range, summed from the readings as the archive held them at
+ * the instant in parameter `asOfParam`, with the same statistics (count, sum, min, max, M2): an answer as
+ * of an instant is the GROUP BY over those readings, whatever the rollups say now. The readings are
+ * summed in timestamp order, so that the same readings always give the same doubles. A period cut by the
+ * range sums only the readings inside it, as the rollups' cut periods do.
+ */
+function asOfRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[], asOfParam: string): string {
+  const bucket = period === 'hour' ? `date_bin('1 hour', ts, '2000-01-01 00:00:00+00')` : `date_trunc('${period}', ts, 'UTC')`;
+  const statistics = metrics.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
+  return `
+    select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (
+      select ${bucket} as bucket, count(*) as n${statistics.map((stat) => `, ${stat}`).join('')}
+      from (
+        select * from envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${asOfParam}::timestamptz)
+        where ($4::text is null or quality_flag = $4)
+        order by ts
+      ) readings
+      group by 1
+    ) periods
+    where bucket >= $6::timestamptz and bucket < $7::timestamptz`;
+}
+
 const periodSeconds: Record<Exclude<AggregatePeriod, 'month'>, number> = { hour: 3600, day: 86_400, week: 7 * 86_400 };
 
 // Hours are planned for each request's station: a generic plan, made once for any station, reads the
@@ -114,14 +140,15 @@ function rowsQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig
   const columns = columnsOf(args.metrics);
   const cut = isCut(args);
   return {
-    name: statementName('rows', args.period, cut, args.metrics),
+    // As of an instant: planned for its range and instant, as a read of raw readings should be.
+    name: args.asOf ? undefined : statementName('rows', args.period, cut, args.metrics),
     text: `
       select start * 1000, n, ${columns.map((c) => c.name).join(', ')}, expected, coverage_pct,
              (select settled_version::float8 from station_latest where station_id = $1),
              (exists (select 1 from rollup_backlog where station_id = $1))::int::float8
-      from (${periodsSql(args.period, cut, columns)}) p
+      from (${periodsSql(args.period, cut, columns, args.asOf ? '$8' : undefined)}) p
       order by start`,
-    values: valuesOf(args, intervalSeconds),
+    values: [...valuesOf(args, intervalSeconds), ...(args.asOf ? [args.asOf.iso] : [])],
     rowMode: 'array',
     types: doubles,
   } as pg.QueryConfig;
@@ -155,12 +182,12 @@ function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, 
     `count(*) filter (where ${test})::int as ${name}_periods,
      coalesce(string_agg(${record}, ',' order by start) filter (where ${test}), '') as ${name}_results`;
   return {
-    name: statementName('json', args.period, cut, args.metrics),
+    name: args.asOf ? undefined : statementName('json', args.period, cut, args.metrics),
     text: `select ${part('settled', 'bucket < $8::timestamptz')}, ${part('later', 'bucket >= $8::timestamptz')},
              (select settled_version::text from station_latest where station_id = $1) as settled_version,
              exists (select 1 from rollup_backlog where station_id = $1) as backlog
-           from (${periodsSql(args.period, cut, columns)}) p`,
-    values: [...valuesOf(args, intervalSeconds, since, until), split],
+           from (${periodsSql(args.period, cut, columns, args.asOf ? '$9' : undefined)}) p`,
+    values: [...valuesOf(args, intervalSeconds, since, until), split, ...(args.asOf ? [args.asOf.iso] : [])],
   };
 }
 
@@ -243,32 +270,41 @@ export async function compareStations(db: CommonQueryMethods, args: CompareArgs)
   return db.one(compareQuery(args));
 }
 
-export type CompareArgs = { stationIds: string[]; param: CompareParam; hours: number; seconds: number; quality?: QualityFlag };
+export type CompareArgs = { stationIds: string[]; param: CompareParam; hours: number; seconds: number; quality?: QualityFlag; asOf?: AsOf };
 
 /** The statement of compareStations. */
 export function compareQuery(args: CompareArgs) {
   const buckets = Math.ceil((args.hours * 3600) / args.seconds);
   const interval = sql.fragment`make_interval(secs => ${args.seconds})`;
   const origin = sql.fragment`'2000-01-03 00:00:00+00'::timestamptz`;
-  const first = sql.fragment`date_bin(${interval}, now(), ${origin}) - ${buckets - 1} * ${interval}`;
+  // The buckets end with the one holding now, or the instant the archive is read as of.
+  const now = args.asOf ? sql.fragment`${args.asOf.iso}::timestamptz` : sql.fragment`now()`;
+  const first = sql.fragment`date_bin(${interval}, ${now}, ${origin}) - ${buckets - 1} * ${interval}`;
   // A looser bound than `first` (which is later than it), written as TimescaleDB reads a constant while
   // planning, now() less a literal interval: only the chunks of the window are planned. With `first` alone
   // (bind parameters, date_bin) every chunk of readings was planned and then left out at start, a cost
   // growing with the history.
-  const window = sql.fragment`now() - ${sql.literalValue(`${buckets * args.seconds} seconds`)}::interval`;
+  const window = sql.fragment`${now} - ${sql.literalValue(`${buckets * args.seconds} seconds`)}::interval`;
   const column = sql.identifier([args.param]);
-  const means =
-    args.seconds >= 3600
+  const stations = sql.array(args.stationIds, 'text');
+  const means = args.asOf
+    // As of an instant: from the readings as the archive held them then, whatever the rollups say now.
+    ? sql.fragment`
+        select station_id, date_bin(${interval}, ts, ${origin}) as slot, avg(${column}) as mean
+        from envmon_readings_as_of(${stations}, ${window}, 'infinity', ${args.asOf.iso}::timestamptz)
+        where ts >= ${first} ${flagFilter(args.quality)}
+        group by 1, 2`
+    : args.seconds >= 3600
       ? sql.fragment`
         select station_id, date_bin(${interval}, bucket, ${origin}) as slot,
                sum(${sql.identifier([`${args.param}_sum`])}) / nullif(sum(${sql.identifier([`${args.param}_count`])}), 0) as mean
         from readings_hourly
-        where station_id = any(${sql.array(args.stationIds, 'text')}) and bucket >= ${first} and bucket > ${window} ${flagFilter(args.quality)}
+        where station_id = any(${stations}) and bucket >= ${first} and bucket > ${window} ${flagFilter(args.quality)}
         group by 1, 2`
       : sql.fragment`
         select station_id, date_bin(${interval}, ts, ${origin}) as slot, avg(${column}) as mean
         from readings
-        where station_id = any(${sql.array(args.stationIds, 'text')}) and ts >= ${first} and ts > ${window} ${flagFilter(args.quality)}
+        where station_id = any(${stations}) and ts >= ${first} and ts > ${window} ${flagFilter(args.quality)}
         group by 1, 2`;
   return sql.type(compareRow)`
     with slots as (

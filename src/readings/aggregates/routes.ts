@@ -5,9 +5,10 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName } from '../core/attribution.js';
 import { dateRangeErrors } from '../core/params.js';
+import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
 import { requireStation, requireStations, stationParam } from '../core/scope.js';
 import { createAggregateReader } from './cache.js';
-import { aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
+import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
 import { compareInterval, compareStations } from './queries.js';
 import { aggregateQuerySchema, compareQuerySchema } from './schema.js';
 import { aggregateResultSchema } from './shape.js';
@@ -37,8 +38,9 @@ export function addAggregateRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'Count, mean, min, max, standard deviation and coverage of the metrics per hour, day, week or month',
-      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has temperature_c_mean, _min and _max, humidity_rh_mean, pressure_hpa_mean and pm2_5_mean, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata. A read after a backfill of the station waits for its rollups\' refresh; when that refresh fails or takes more than 10 s, the last exact answer is given instead, with a `Memento-Datetime` header saying as of when it was exact (without an earlier answer, the refresh is tried again and waited for).',
+      description: 'Exact: the numbers a GROUP BY over the raw readings gives (avg, min, max, stddev_samp, count), read from the rollups. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has temperature_c_mean, _min and _max, humidity_rh_mean, pressure_hpa_mean and pm2_5_mean, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata. With `as_of`, the periods are summed from the readings as the archive held them at that instant (the citation, the Parquet metadata and `Memento-Datetime` name it). A read after a backfill of the station waits for its rollups\' refresh; when that refresh fails or takes more than 10 s, the last exact answer is given instead, with a `Memento-Datetime` header saying as of when it was exact (without an earlier answer, the refresh is tried again and waited for).',
       query: aggregateQuerySchema(config.defaultStation),
+      headers: acceptDatetimeHeader,
       checks: dateRangeErrors,
       responses: {
         200: {
@@ -50,20 +52,21 @@ export function addAggregateRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
-      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics };
+      const asOf = readAsOf(ctx, query.as_of);
+      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       const range = { from: query.from_date, to: query.to_date };
       const dataset = { kind: 'aggregate', period: query.period } as const;
-      const cite = citation(config.baseUrl, [stationId], range, dataset);
+      const cite = citation(config.baseUrl, [stationId], range, dataset, asOf);
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
       const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
-        : query.output === 'parquet' ? aggregateParquetOutput(args, cite) : aggregateJsonOutput(args);
-      const { answer, periods, asOf } = await readAggregate(args, output);
+        : query.output === 'parquet' ? aggregateParquetOutput(args, cite, asOf) : aggregateJsonOutput(args);
+      const { answer, periods, asOf: exactAsOf } = asOf ? await aggregateAsOf(db, args, output) : await readAggregate(args, output);
       if (periods === 0) await requireStation(db.pool, stationId);
-      if (asOf) {
+      if (exactAsOf) {
         // The last exact answer, given while a backfill of the station waits for its refresh (RFC 7089's header).
-        ctx.set('Memento-Datetime', asOf.toUTCString());
+        ctx.set('Memento-Datetime', exactAsOf.toUTCString());
         ctx.set('Cache-Control', 'no-cache');
       }
       if (query.output !== 'json') attributeDownload(ctx, downloadFileName([stationId], range, dataset, query.output), cite);
@@ -76,19 +79,21 @@ export function addAggregateRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/compare/', operationId: 'compareStations', cache: cachePolicy.live, tag: 'Readings',
       summary: 'One metric of up to 10 stations, aligned on common time buckets',
-      description: 'interval_seconds is the smallest of 60, 300, 900, 3600, 10800, 21600 and 86400 that gives at most 720 buckets; each value is the mean of the station\'s readings in the bucket, null when it has none.',
+      description: 'interval_seconds is the smallest of 60, 300, 900, 3600, 10800, 21600 and 86400 that gives at most 720 buckets; each value is the mean of the station\'s readings in the bucket, null when it has none. The buckets end with the one holding now, or with `as_of` the one holding that instant, the readings as the archive held them then.',
       query: compareQuerySchema,
+      headers: acceptDatetimeHeader,
       responses: {
         200: { description: 'The aligned series', content: { 'application/json': compareSchema } },
         404: { description: 'A station is unknown' },
       },
     },
     async (ctx, { query }) => {
+      const asOf = readAsOf(ctx, query.as_of);
       await requireStations(db.pool, query.stations);
       const seconds = compareInterval(query.hours);
-      const result = await readCurrent(db, () => compareStations(db.pool, {
-        stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality,
-      }));
+      const compareArgs = { stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality, asOf };
+      // As of an instant, from the readings: the rollups' refresh is not waited for.
+      const result = asOf ? await compareStations(db.pool, compareArgs) : await readCurrent(db, () => compareStations(db.pool, compareArgs));
       ctx.body = {
         param: query.param, hours: query.hours, quality: query.quality ?? null, interval_seconds: seconds,
         timestamps: result.timestamps,

@@ -1,5 +1,6 @@
 import { clampedInteger, stationListSchema } from '../../http/params.js';
 import { z } from '../../http/zod.js';
+import { asOfSchema } from '../core/asOf.js';
 import { aggregatePeriods, dateRange, qualitySchema, stationWithDefault } from '../core/params.js';
 import { compareParams, rollupMetrics } from '../reading.js';
 
@@ -23,6 +24,7 @@ export const aggregateQuerySchema = (defaultStation: string | undefined) => date
   period: z.enum(aggregatePeriods).default('day'),
   quality: qualitySchema,
   metrics: metricListSchema.optional(),
+  as_of: asOfSchema,
   output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
     description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (typed columns, the licence and citation in the file\'s key-value metadata)',
   }),
@@ -36,6 +38,7 @@ export const compareQuerySchema = z.object({
   param: z.enum(compareParams).default('temperature_c'),
   hours: clampedInteger(24, 1, 720),
   quality: qualitySchema,
+  as_of: asOfSchema,
 });
 export type CompareQuery = z.infer<typeof compareQuerySchema>;
 

@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import type { AsOf } from './asOf.js';
 import type { AggregatePeriod } from './params.js';
 
 export const licenseUrl = 'https://creativecommons.org/licenses/by/4.0/';
@@ -13,13 +14,16 @@ const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 
 const describeRange = ({ from, to }: Range) =>
   from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
 
-/** The citation a user of the data should give; sent as X-Attribution and in the CSV preamble. */
-export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }): string {
+/**
+ * The citation a user of the data should give; sent as X-Attribution and in the CSV preamble. A read as
+ * of an instant names it: the same citation then names the same data.
+ */
+export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf): string {
   const retrieved = new Date().toISOString().slice(0, 10);
   const what = dataset.kind === 'readings' ? 'readings' : `${periodAdjective[dataset.period]} aggregates of readings`;
   const endpoint = dataset.kind === 'readings' ? 'download' : 'aggregate';
   return `envmon environmental monitoring network, station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}, ` +
-    `${what} ${describeRange(range)}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
+    `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
 }
 
 export type FileFormat = 'csv' | 'parquet';
@@ -28,10 +32,11 @@ export type FileFormat = 'csv' | 'parquet';
  * The key-value metadata of every Parquet file: what a CSV file says in its comment lines, the licence
  * and the citation, under keys a reader can look up.
  */
-export const parquetMetadata = (cite: string): Record<string, string> => ({
+export const parquetMetadata = (cite: string, asOf?: AsOf): Record<string, string> => ({
   license: licenseUrl,
   citation: cite,
   timezone: 'UTC',
+  ...(asOf ? { as_of: asOf.iso } : {}),
 });
 
 /** The comment lines and header row that open every CSV file of readings or aggregates. */

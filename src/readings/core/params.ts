@@ -1,6 +1,7 @@
 import type { ParamError } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
-import { dateSchema, stationIdSchema } from '../../http/params.js';
+import { clampedInteger, dateSchema, stationIdSchema } from '../../http/params.js';
+import { asOfSchema } from './asOf.js';
 import { qualityFlags } from '../reading.js';
 
 export const qualitySchema = z.enum(qualityFlags).optional().openapi({ description: 'Keep only readings with this flag' });
@@ -30,3 +31,12 @@ export function dateRangeErrors(q: { from_date?: string; to_date?: string }): Pa
 export const aggregatePeriods = ['hour', 'day', 'week', 'month'] as const;
 export type AggregatePeriod = (typeof aggregatePeriods)[number];
 
+
+/** /data/historical/'s parameters: its readings are also what a snapshot of it holds. */
+export const historicalQuerySchema = (defaultStation: string | undefined) => z.object({
+  station: stationWithDefault(defaultStation),
+  hours: clampedInteger(24, 1, 720),
+  quality: qualitySchema,
+  as_of: asOfSchema,
+});
+export type HistoricalQuery = z.infer<ReturnType<typeof historicalQuerySchema>>;

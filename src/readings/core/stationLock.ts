@@ -9,12 +9,26 @@ import type { QualityFlag } from '../reading.js';
  */
 const stationLockSpace = 7_301_946;
 
-/** Takes the station's lock shared, for the transaction: batches of a station still run side by side. */
-export const stationLockSharedSql = `select pg_advisory_xact_lock_shared(${stationLockSpace}, hashtext($1))`;
+/**
+ * Takes the station's lock shared, for the session, before the batch's transaction begins: the
+ * transaction's start, which its readings record as their entry into the archive (recorded_at), then
+ * comes after every writer of the station that held the lock alone (an override, a deletion, a
+ * snapshot's instant). Released by unlockStationsSql after the commit, or with the connection.
+ */
+export const stationLockSharedSql = `select pg_advisory_lock_shared(${stationLockSpace}, hashtext($1))`;
 
-/** Takes the station's lock alone, for the transaction: no batch of the station writes meanwhile. */
-export async function lockStationExclusively(tx: CommonQueryMethods, stationId: string): Promise<void> {
-  await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${stationId}))`);
+/** Releases the session's station locks (an ingest connection holds one at most). */
+export const unlockStationsSql = 'select pg_advisory_unlock_all()';
+
+/**
+ * Takes the station's lock alone, for the transaction: no batch of the station writes meanwhile. Returns
+ * the instant it was taken (the database's clock), which the change records: every batch recorded
+ * before it has committed, and every batch recorded after it starts later.
+ */
+export async function lockStationExclusively(tx: CommonQueryMethods, stationId: string): Promise<string> {
+  return tx.oneFirst(sql.type(z.object({ at: z.string() }))`
+    select clock_timestamp() as at from (select pg_advisory_xact_lock(${stationLockSpace}, hashtext(${stationId}))) locked
+  `);
 }
 
 /** An override as the writing transaction reads it (the driver's Dates). */

@@ -3,6 +3,7 @@ import { CopyBinaryReader, type BinaryColumn } from '../../db/copyBinary.js';
 import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
+import type { AsOf } from '../core/asOf.js';
 import { readingFields, type QualityFlag } from '../reading.js';
 
 /** The measured fields every download gives, with their names in it, in the order of its columns. */
@@ -19,7 +20,13 @@ export const downloadColumns = (all: boolean): string[] => [
   ...(all ? [...otherFields.map((f) => f.name), 'firmware_version', 'module_data'] : []),
 ];
 
-export type DownloadArgs = { stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean; allColumns?: boolean };
+export type DownloadArgs = {
+  stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean; allColumns?: boolean;
+  /** The instant the archive is read as of; the archive as it stands when absent. */
+  asOf?: AsOf;
+  /** Only readings after this instant (a window such as /data/historical/'s). */
+  after?: string;
+};
 
 /**
  * firmware_version is the one free text a station writes: in CSV, a value a spreadsheet would run as a
@@ -37,11 +44,19 @@ const firmwareColumn = (format: 'csv' | 'binary') => (format === 'csv'
 export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'csv'): CopyQuery {
   const values: string[] = [];
   const param = (value: string) => `$${values.push(value)}`;
-  const where = [`station_id in (${args.stationIds.map(param).join(', ')})`];
+  const stations = args.stationIds.map(param);
+  const where = [`station_id in (${stations.join(', ')})`];
   // Dates are UTC days, whatever the session's zone.
-  if (args.from) where.push(`ts >= (${param(args.from)}::date)::timestamp at time zone 'UTC'`);
-  if (args.to) where.push(`ts < (${param(args.to)}::date + 1)::timestamp at time zone 'UTC'`);
+  const start = args.from ? `(${param(args.from)}::date)::timestamp at time zone 'UTC'`
+    : args.after ? `${param(args.after)}::timestamptz` : `'-infinity'::timestamptz`;
+  const end = args.to ? `(${param(args.to)}::date + 1)::timestamp at time zone 'UTC'` : `'infinity'::timestamptz`;
+  if (args.from) where.push(`ts >= ${start}`);
+  else if (args.after) where.push(`ts > ${start}`);
+  if (args.to) where.push(`ts < ${end}`);
   if (args.quality) where.push(`quality_flag = ${param(args.quality)}`);
+  const source = args.asOf
+    ? `envmon_readings_as_of(array[${stations.join(', ')}]::text[], ${start}, ${end}, ${param(args.asOf.iso)}::timestamptz)`
+    : 'readings';
   const columns = [
     ...(args.withStation ? ['station_id'] : []),
     format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
@@ -50,7 +65,7 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';
-  return { text: `select ${columns.join(', ')} from readings where ${where.join(' and ')} order by ${order}`, values };
+  return { text: `select ${columns.join(', ')} from ${source} where ${where.join(' and ')} order by ${order}`, values };
 }
 
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */

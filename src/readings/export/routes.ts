@@ -4,6 +4,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { clientSlots, guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from '../core/attribution.js';
+import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
 import { requireStations, stationParam } from '../core/scope.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
@@ -18,8 +19,9 @@ export function addExportRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/download/', operationId: 'downloadReadings', cache: cachePolicy.download, tag: 'Readings',
       summary: 'Full history as CSV or Parquet, streamed, with licence and citation',
-      description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp): one of the two is required${config.defaultStation ? ` unless DEFAULT_STATION (${config.defaultStation}) stands for station` : ''}, and giving both is a 400. Dates are inclusive whole UTC days.`,
+      description: `One station (\`station\`) or several (\`stations\`, at most ${maxDownloadStations}, with station_id as first column, sorted by timestamp): one of the two is required${config.defaultStation ? ` unless DEFAULT_STATION (${config.defaultStation}) stands for station` : ''}, and giving both is a 400. Dates are inclusive whole UTC days. With \`as_of\`, the archive as it stood at that instant: the citation line, the Parquet metadata (\`as_of\`) and \`Memento-Datetime\` name it.`,
       query: downloadQuerySchema(config.defaultStation),
+      headers: acceptDatetimeHeader,
       checks: downloadErrors,
       responses: {
         200: {
@@ -33,13 +35,14 @@ export function addExportRoutes(api: Api): void {
     async (ctx, { query }) => {
       // Checked before the first byte: once the CSV streams, the status cannot change.
       const stationIds = query.stations ?? [stationParam(query.station, config.defaultStation)];
+      const asOf = readAsOf(ctx, query.as_of);
       await requireStations(db.pool, stationIds);
       claimDownloadSlot(ctx);
       const range = { from: query.from_date, to: query.to_date };
-      const cite = citation(config.baseUrl, stationIds, range);
-      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all' };
+      const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf);
+      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf };
       const body = await db.replicas.prefer(({ streamPool }) => query.output === 'parquet'
-        ? streamParquetDownload(streamPool, args, parquetMetadata(cite))
+        ? streamParquetDownload(streamPool, args, parquetMetadata(cite, asOf))
         : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all')])));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
       attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);

@@ -4,11 +4,13 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { notFound } from '../../http/problem.js';
 import { guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
+import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
 import { requireStation, stationParam } from '../core/scope.js';
 import { readingSchema, shapeReading } from '../reading.js';
 import { streamHistorical } from './historical.js';
 import { findLatestReading } from './queries.js';
-import { historicalQuerySchema, latestQuerySchema } from './schema.js';
+import { historicalQuerySchema } from '../core/params.js';
+import { latestQuerySchema } from './schema.js';
 
 const historicalSchema = z
   .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(readingSchema) })
@@ -47,7 +49,9 @@ export function addHistoryRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
       summary: 'A station\'s readings over the last hours, oldest first',
+      description: 'With `as_of`, the hours before that instant, as the archive held them then.',
       query: historicalQuerySchema(config.defaultStation),
+      headers: acceptDatetimeHeader,
       responses: {
         200: { description: 'The readings', content: { 'application/json': historicalSchema } },
         404: { description: 'The station is unknown' },
@@ -55,9 +59,10 @@ export function addHistoryRoutes(api: Api): void {
     },
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
+      const asOf = readAsOf(ctx, query.as_of);
       // Checked before the first byte: once the answer streams, the status cannot change.
       await requireStation(db.pool, stationId);
-      const body = await db.replicas.prefer(({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality }));
+      const body = await db.replicas.prefer(({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf }));
       ctx.type = 'application/json; charset=utf-8';
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;

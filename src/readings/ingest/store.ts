@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { copyBinaryIn } from '../../db/copyBinaryIn.js';
 import { retryOnConflict, sqlState } from '../../db/errors.js';
 import { copyClientError, type Db } from '../../db/pool.js';
-import { overrideAt, overridesSql, stationLockSharedSql, type Override } from '../core/stationLock.js';
+import { overrideAt, overridesSql, stationLockSharedSql, unlockStationsSql, type Override } from '../core/stationLock.js';
 import type { NewReading } from '../reading.js';
 import { flagField, readingColumns } from './columns.js';
 import { CopyRows } from './copyRows.js';
@@ -13,14 +13,14 @@ import { sourceOfRows, type BatchSource } from './source.js';
 export type StoreResult = { accepted: number; duplicates: number; backfilled: boolean };
 
 // Per connection, created once: rows wait here when the batch repeats stored readings.
-const stagingTable = `create temp table if not exists readings_staging (like readings) on commit delete rows`;
+const stagingTable = `create temp table if not exists readings_staging (like readings including defaults) on commit delete rows`;
 const withStaging = new WeakSet<pg.PoolClient>();
 
 // Rows go in timestamp order so that concurrent overlapping batches take row locks in the same order.
 const insertFromStaging = `
   with inserted as (
     insert into readings (${readingColumns})
-    select * from readings_staging order by ts
+    select ${readingColumns} from readings_staging order by ts
     on conflict (station_id, ts) do nothing
     returning ts
   )
@@ -62,11 +62,13 @@ export async function storeBatch(db: Db, stationId: string, rows: CopyRows): Pro
 async function writeBatch(db: Db, source: BatchSource): Promise<StoreResult> {
   const client = await db.ingestPool.connect();
   try {
+    // 1. The station's lock, shared, before the transaction: an operator's override either sees this
+    //    batch or is seen by it, and the transaction's start, which the readings record as their entry
+    //    into the archive, follows the last writer that held the lock alone.
+    await client.query(stationLockSharedSql, [source.stationId]);
     // The transaction says it decides the station's settled mark itself (step 4), so that the mark's
     // trigger leaves its version as it is.
     await client.query(`begin; select set_config('envmon.settled_decided', 'on', true)`);
-    // 1. The station's lock, shared: an operator's override either sees this batch or is seen by it.
-    await client.query(stationLockSharedSql, [source.stationId]);
     // 2. The overrides whose flags readings inside them take.
     const overrides = (await client.query(overridesSql, [source.stationId])).rows as Override[];
     const tuples = flagged(source.rows, overrides);
@@ -85,8 +87,8 @@ async function writeBatch(db: Db, source: BatchSource): Promise<StoreResult> {
     // 4. The station's marks, a backfill's backlog row, the log of new readings and their NOTIFY.
     const backfilled = db.engine === 'timescale' && Date.parse(source.first) < horizon() && inserted.length > 0;
     await client.query(markBatchSql, [source.stationId, source.first, source.last, inserted.length, runsOf(inserted), backfilled]);
-    // 5. Commit: the NOTIFY goes out to every instance now.
-    await client.query('commit');
+    // 5. Commit: the NOTIFY goes out to every instance now; then the lock goes.
+    await client.query(`commit; ${unlockStationsSql}`);
     client.release();
     return { accepted: inserted.length, duplicates: source.rows.count + source.repeats - inserted.length, backfilled };
   } catch (error) {

@@ -17,17 +17,22 @@ export type OverrideArgs = { stationId: string; from: string; to: string; flag: 
 export async function recordOverride(db: Db, args: OverrideArgs): Promise<{ changed: number; refreshed: boolean }> {
   const result = await retryOnConflict(() =>
     db.pool.transaction(async (tx) => {
-      await lockStationExclusively(tx, args.stationId);
-      await tx.query(sql.type(z.object({}))`
-        insert into quality_overrides (station_id, from_ts, to_ts, flag, reason)
-        values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason})
-      `);
+      const at = await lockStationExclusively(tx, args.stationId);
       // A new version without a word on the settled mark: station_latest's trigger takes a new one (0020).
       await tx.query(sql.type(z.object({}))`
         update station_latest set version = nextval('station_data_version') where station_id = ${args.stationId}
       `);
+      // The flags it replaces are kept, with when (the instant of the lock), for reads as of an earlier instant.
       return tx.one(sql.type(flagged)`
-        with changed as (
+        with override as (
+          insert into quality_overrides (station_id, from_ts, to_ts, flag, reason, created_at)
+          values (${args.stationId}, ${args.from}, ${args.to}, ${args.flag}, ${args.reason}, ${at})
+          returning id
+        ), kept as (
+          insert into reading_flags_replaced (station_id, ts, recorded_at, flag, replaced_at, override_id)
+          select station_id, ts, recorded_at, quality_flag, ${at}, (select id from override) from readings
+          where station_id = ${args.stationId} and ts between ${args.from} and ${args.to} and quality_flag <> ${args.flag}
+        ), changed as (
           update readings set quality_flag = ${args.flag}
           where station_id = ${args.stationId} and ts between ${args.from} and ${args.to} and quality_flag <> ${args.flag}
           returning ts

@@ -1,0 +1,53 @@
+import type { Context } from 'koa';
+import { invalidParameters } from '../../http/problem.js';
+import { z } from '../../http/zod.js';
+
+/** An instant a read is answered as of (to the millisecond): what the archive held then. */
+export type AsOf = { iso: string; at: Date };
+
+export const asOfSchema = z
+  .string()
+  .datetime({ offset: true, message: 'must be an ISO 8601 instant, such as 2026-03-01T12:00:00Z' })
+  .optional()
+  .openapi({
+    example: '2026-03-01T12:00:00Z',
+    description: 'Answer as the archive stood at this instant (ISO 8601, to the millisecond; UTC unless it carries an offset): the readings recorded by then and not deleted by then, each with the quality flag in force then, aggregates included. Not in the future (400); before the first reading, the answer is empty. Also taken as an `Accept-Datetime` header (RFC 7089); the answer then names it in `Memento-Datetime`.',
+  });
+
+/** The request header of RFC 7089, documented beside the query parameters. */
+export const acceptDatetimeHeader = z.object({
+  'accept-datetime': z.string().optional().openapi({
+    example: 'Sun, 01 Mar 2026 12:00:00 GMT',
+    description: 'An HTTP-date (RFC 7089): as `as_of`, which wins when both are given',
+  }),
+});
+
+// RFC 9110's IMF-fixdate, the form RFC 7089 names for Accept-Datetime.
+const httpDate = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * The instant a read is as of: `as_of` (already a valid ISO 8601 instant), else the request's
+ * Accept-Datetime; undefined for the archive as it stands. An instant in the future is a 400 naming
+ * where it came from. Every answer that may depend on it varies on the header; one that does is
+ * marked with Memento-Datetime (to the second, as an HTTP-date can say).
+ */
+export function readAsOf(ctx: Context, given: string | undefined): AsOf | undefined {
+  ctx.vary('Accept-Datetime');
+  const header = ctx.get('Accept-Datetime').trim();
+  const param = given !== undefined ? 'as_of' : 'Accept-Datetime';
+  if (given === undefined && header === '') return undefined;
+  if (given === undefined && !httpDate.test(header)) {
+    throw invalidParameters([{ param, message: 'must be an HTTP-date, such as Sun, 01 Mar 2026 12:00:00 GMT' }]);
+  }
+  const asOf = instantAsOf(param, given ?? header);
+  ctx.set('Memento-Datetime', asOf.at.toUTCString());
+  return asOf;
+}
+
+/** An instant given as `param` (any form Date reads; checked already), to the millisecond; a 400 in the future. */
+export function instantAsOf(param: string, text: string): AsOf {
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime())) throw invalidParameters([{ param, message: 'must be an instant that exists' }]);
+  if (at.getTime() > Date.now()) throw invalidParameters([{ param, message: 'must not be in the future' }]);
+  return { iso: at.toISOString(), at };
+}
