@@ -388,6 +388,17 @@ table rollup_backlog (
   first_ts timestamp with time zone not null
 )
 
+table snapshots (
+  id text not null,
+  path text not null,
+  query text not null,
+  as_of timestamp with time zone not null,
+  created_at timestamp with time zone not null default now(),
+  pinned jsonb not null,
+  result_sha256 text not null,
+  files jsonb not null
+)
+
 table station_keys (
   key_id text not null,
   station_id text not null,
@@ -534,6 +545,8 @@ constraint research_programmes_status_check on research_programmes: CHECK ((stat
 
 constraint rollup_backlog_pkey on rollup_backlog: PRIMARY KEY (id)
 
+constraint snapshots_pkey on snapshots: PRIMARY KEY (id)
+
 constraint station_keys_key_hash_key on station_keys: UNIQUE (key_hash)
 
 constraint station_keys_label_check on station_keys: CHECK ((length(label) <= 200))
@@ -641,6 +654,10 @@ CREATE INDEX research_programmes_search_idx ON public.research_programmes USING 
 CREATE UNIQUE INDEX rollup_backlog_pkey ON public.rollup_backlog USING btree (id)
 
 CREATE INDEX rollup_backlog_station ON public.rollup_backlog USING btree (station_id)
+
+CREATE INDEX snapshots_created_idx ON public.snapshots USING btree (created_at)
+
+CREATE UNIQUE INDEX snapshots_pkey ON public.snapshots USING btree (id)
 
 CREATE UNIQUE INDEX station_keys_key_hash_key ON public.station_keys USING btree (key_hash)
 

@@ -10,6 +10,8 @@ import { addLiveRoutes } from './readings/live/routes.js';
 import { addAggregateRoutes } from './readings/aggregates/routes.js';
 import { addExportRoutes } from './readings/export/routes.js';
 import { addHistoryRoutes } from './readings/history/routes.js';
+import { addArchiveRoutes } from './readings/archive/routes.js';
+import { snapshotSources } from './snapshotSources.js';
 import { addStationListRoute } from './readings/history/stationList.js';
 import type { Deps } from './http/deps.js';
 import { answerEscapedErrors } from './http/escapedErrors.js';
@@ -41,6 +43,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   addHistoryRoutes(api);
   addAggregateRoutes(api);
   addExportRoutes(api);
+  addArchiveRoutes(api, snapshotSources(deps.config.defaultStation));
   addLiveRoutes(api, live);
   addIngestRoutes(api);
   addContentRoutes(api);

@@ -62,6 +62,7 @@ const configSchema = z.object({
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
   DRAIN_SECONDS: integer(10, 1, 3600),
   AGGREGATE_CACHE_MB: integer(64, 0, 65_536),
+  SNAPSHOT_CACHE_MB: integer(256, 0, 65_536),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -103,6 +104,8 @@ export type Config = {
   /** How long SIGTERM waits for requests in flight (downloads, ingests) before it cuts them and exits 1. */
   drainSeconds: number;
   aggregateCacheMb: number;
+  /** Bytes of snapshot files kept in memory, made again from the archive when they have gone. */
+  snapshotCacheMb: number;
   logLevel: string;
 };
 
@@ -158,6 +161,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,
     drainSeconds: s.DRAIN_SECONDS,
     aggregateCacheMb: s.AGGREGATE_CACHE_MB,
+    snapshotCacheMb: s.SNAPSHOT_CACHE_MB,
     logLevel: s.LOG_LEVEL,
   };
 }

@@ -12,14 +12,15 @@ import { readingsCommand } from './cli/readings.js';
 import { RollupsDifferError, rollupsCommand } from './cli/rollups.js';
 import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
+import { SnapshotsDifferError, snapshotsCommand } from './cli/snapshots.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
 import { PortInUseError } from './http/server.js';
 
-const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'import']);
+const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'snapshots', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
-const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, PortInUseError, RollupsDifferError, StartupError, UsageError];
+const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, PortInUseError, RollupsDifferError, SnapshotsDifferError, StartupError, UsageError];
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -61,6 +62,9 @@ async function run(argv: string[]): Promise<number> {
         break;
       case 'rollups':
         await rollupsCommand(db, args, out);
+        break;
+      case 'snapshots':
+        await snapshotsCommand(config, db, args, out);
         break;
       case 'import':
         await importCommand(db, args, out);

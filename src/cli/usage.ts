@@ -21,6 +21,9 @@ commands:
   readings delete --station ID --from T --to T [--reason TEXT]
                                  delete readings stored by mistake; aggregates follow, and reads
                                  as_of an earlier instant still see them
+  snapshots list                 list the snapshots: id, as_of, rows, query
+  snapshots verify [ID]          make each snapshot's files (or one's) again and compare their SHA-256
+                                 with those recorded (exit 1 if any differs)
   rollups verify [--station ID] [--repair]
                                  check every rollup level against a GROUP BY over the readings;
                                  --repair makes the buckets that differ again (exit 1 if any still differ)`;

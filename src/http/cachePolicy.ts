@@ -18,4 +18,6 @@ export const cachePolicy = {
   closedAggregate: 'public, max-age=300',
   /** Streamed files: no validator to revalidate with, and too large for a shared cache to hold for everyone. */
   download: 'no-store',
+  /** A snapshot's record: it never changes once made. */
+  snapshot: 'public, max-age=86400',
 } as const;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { startTestApp, type TestEnv } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { testServer } from '../helpers/server.js';
-import { startStandby, type Standby } from '../helpers/standby.js';
+import { useStandby } from '../helpers/standby.js';
 
 const maxLagSeconds = 3;
 
@@ -40,19 +40,7 @@ async function downloadedTimes(env: TestEnv, station: string): Promise<string[]>
 }
 
 describe('read replicas', function () {
-  let standby: Standby | undefined;
-  before(async function () {
-    this.timeout(120_000);
-    const made = await startStandby(testServer().adminUrl);
-    if (typeof made === 'string') {
-      console.log(`      read replicas: not tested here (${made})`);
-      this.skip();
-    }
-    standby = made;
-  });
-  after(async () => {
-    await standby?.close();
-  });
+  const standby = useStandby('read replicas');
 
   for (const engine of testServer().engines) {
     describe(`a streaming replica [${engine}]`, function () {
@@ -61,16 +49,16 @@ describe('read replicas', function () {
       const station = `rep-${engine}`;
       before(async function () {
         this.timeout(60_000);
-        env = await startTestApp(engine, (url) => ({ DATABASE_READ_URL: standby!.urlOf(url), REPLICA_MAX_LAG_SECONDS: String(maxLagSeconds) }));
+        env = await startTestApp(engine, (url) => ({ DATABASE_READ_URL: standby()!.urlOf(url), REPLICA_MAX_LAG_SECONDS: String(maxLagSeconds) }));
         key = await stationWithKey(env, station);
         await waitForReplica(env, 'current');
       });
       after(async function () {
         this.timeout(60_000);
         // As it was, whatever a failed test left: running and replaying.
-        await standby?.thaw();
-        await standby?.start();
-        await standby?.resumeReplay().catch(() => {});
+        await standby()?.thaw();
+        await standby()?.start();
+        await standby()?.resumeReplay().catch(() => {});
         await env?.close();
       });
 
@@ -84,7 +72,7 @@ describe('read replicas', function () {
         // A backfill's rollups are refreshed on the primary when first read (timescale); the replica
         // serves aggregates once it has that refresh too.
         assert.deepEqual((await env.getJson(`/api/v1/data/aggregate/?station=${station}&period=hour`)).body.results.map((r: { count: number }) => r.count), [60]);
-        const onReplica = new pg.Client({ connectionString: standby!.urlOf(env.databaseUrl) });
+        const onReplica = new pg.Client({ connectionString: standby()!.urlOf(env.databaseUrl) });
         await onReplica.connect();
         try {
           const replayed = Date.now() + 10_000;
@@ -94,7 +82,7 @@ describe('read replicas', function () {
         }
 
         // The replica stops replaying: what the primary takes now is not on it.
-        await standby!.pauseReplay();
+        await standby()!.pauseReplay();
         const second = readings(10, '2026-04-01T01:00:00Z');
         assert.equal((await postBatch(env, key, { station_id: station, readings: second })).status, 201);
         const latest = await env.getJson(`/api/v1/data/latest/?station=${station}`);
@@ -111,7 +99,7 @@ describe('read replicas', function () {
         assert.deepEqual(hourlyNow.body.results.map((r: { count: number }) => r.count), [60, 10]);
 
         // Caught up, it serves again, with everything.
-        await standby!.resumeReplay();
+        await standby()!.resumeReplay();
         const current = await waitForReplica(env, 'current');
         assert.ok(current.lag_seconds! <= maxLagSeconds, JSON.stringify(current));
         assert.equal((await downloadedTimes(env, station)).length, 70);
@@ -147,11 +135,11 @@ describe('read replicas', function () {
           }
         })();
         await new Promise((resolve) => setTimeout(resolve, 300));
-        await standby!.stop();
+        await standby()!.stop();
         const unreachable = await waitForReplica(env, 'unreachable');
         assert.equal(unreachable.lag_seconds, null);
         assert.equal((await downloadedTimes(env, station)).length, 70, 'the primary serves meanwhile');
-        await standby!.start();
+        await standby()?.start();
         await waitForReplica(env, 'current', 30_000);
         await new Promise((resolve) => setTimeout(resolve, 300));
         reading = false;
@@ -162,7 +150,7 @@ describe('read replicas', function () {
 
       it('sets a replica that hangs aside within seconds, and serves from the primary meanwhile', async function () {
         this.timeout(60_000);
-        await standby!.freeze();
+        await standby()!.freeze();
         try {
           const frozen = Date.now();
           await waitForReplica(env, 'unreachable', 10_000);
@@ -175,7 +163,7 @@ describe('read replicas', function () {
           }
           assert.ok(Date.now() - started < 2_000, `answered in ${Date.now() - started} ms`);
         } finally {
-          await standby!.thaw();
+          await standby()?.thaw();
         }
         await waitForReplica(env, 'current', 30_000);
       });

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { runCommand } from './cli.js';
 import { admin } from './database.js';
 import { freePort } from './ports.js';
+import { testServer } from './server.js';
 
 /**
  * A streaming replica of the test's PostgreSQL: pg_basebackup of the whole cluster into a second data
@@ -166,4 +167,25 @@ export async function startStandby(adminUrl: string): Promise<Standby | string> 
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A standby for the describe block that calls this: made before its tests (which are skipped, saying
+ * why, when this server cannot have one) and closed after them. Gives the running standby.
+ */
+export function useStandby(what: string): () => Standby | undefined {
+  let standby: Standby | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    const made = await startStandby(testServer().adminUrl);
+    if (typeof made === 'string') {
+      console.log(`      ${what}: not tested here (${made})`);
+      this.skip();
+    }
+    standby = made;
+  });
+  after(async () => {
+    await standby?.close();
+  });
+  return () => standby;
 }

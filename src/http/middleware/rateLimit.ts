@@ -6,8 +6,11 @@ import { tooManyRequests } from '../problem.js';
 
 const windowMs = 60_000;
 
-/** Public reads are every GET and HEAD; ingest (POST) and CORS preflights are never counted. */
-const isPublicRead = (ctx: Context) => ctx.method === 'GET' || ctx.method === 'HEAD';
+/**
+ * Public reads are every GET and HEAD, and a snapshot's making (a read of the archive, open to anyone);
+ * ingest (POST with a station's key) and CORS preflights are never counted.
+ */
+const isPublicRead = (ctx: Context) => ctx.method === 'GET' || ctx.method === 'HEAD' || (ctx.method === 'POST' && ctx.path === '/api/v1/snapshots/');
 
 /**
  * `perMinute` requests a minute per client address on public reads, counted in Redis when a client is

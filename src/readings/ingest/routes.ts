@@ -6,7 +6,7 @@ import { authenticateStation } from '../../stations/authenticate.js';
 import { stationExists } from '../../stations/queries.js';
 import type { Context } from 'koa';
 import { ingestFormat, ingestMediaTypes, parseBatch, type IngestFormat, type PostedBatch } from './batch.js';
-import { readBody } from './body.js';
+import { readBody } from '../../http/requestBody.js';
 import { BatchEncoder } from './encoder.js';
 import { batchesPerAddress, batchesPerStation, createIngestFairness, failedKeysPerMinute } from './fairness.js';
 import { RowError } from './rules.js';

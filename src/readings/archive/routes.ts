@@ -1,0 +1,236 @@
+import Bourne from '@hapi/bourne';
+import type { Context } from 'koa';
+import { bodyProblem } from '../../http/bodyProblem.js';
+import { cachePolicy } from '../../http/cachePolicy.js';
+import { badRequest, notFound, Problem } from '../../http/problem.js';
+import { readBody } from '../../http/requestBody.js';
+import { addRoute, type Api } from '../../http/route.js';
+import { z } from '../../http/zod.js';
+import { stationIdSchema } from '../../http/params.js';
+import { parquetType } from '../../formats/parquet.js';
+import { licenseUrl } from '../core/attribution.js';
+import { instantAsOf } from '../core/asOf.js';
+import { requireStation, requireStations } from '../core/scope.js';
+import type { SnapshotSource } from '../core/snapshotSource.js';
+import { listChanges } from './changes.js';
+import { createFileCache } from './fileCache.js';
+import { sendFile } from './fileAnswer.js';
+import { parseSnapshotUrl } from './snapshotQuery.js';
+import {
+  createSnapshot, findSnapshot, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats, snapshotUrl,
+  type SnapshotFormat, type SnapshotRow,
+} from './snapshots.js';
+
+const fileSchema = z.object({ url: z.string().url(), bytes: z.number().int(), rows: z.number().int(), sha256: z.string() });
+const snapshotSchema = z
+  .object({
+    id: z.string(),
+    url: z.string().url(),
+    as_of: z.string().datetime(),
+    query: z.string().url(),
+    created_at: z.string().datetime(),
+    citation: z.string(),
+    formats: z.object({ csv: fileSchema, parquet: fileSchema }),
+  })
+  .openapi('Snapshot');
+
+const changeSchema = z
+  .object({
+    kind: z.enum(['backfill', 'override', 'deletion']),
+    station: z.string(),
+    at: z.string().datetime().openapi({ description: 'When the change entered the archive' }),
+    first: z.string().datetime().optional().openapi({ description: 'backfill: its first reading\'s timestamp' }),
+    last: z.string().datetime().optional().openapi({ description: 'backfill: its last reading\'s timestamp' }),
+    from: z.string().datetime().optional().openapi({ description: 'override, deletion: the range\'s start' }),
+    to: z.string().datetime().optional().openapi({ description: 'override, deletion: the range\'s end (inclusive)' }),
+    count: z.number().int().optional().openapi({ description: 'backfill, deletion: how many readings' }),
+    flag: z.string().optional().openapi({ description: 'override: the flag its readings carry' }),
+    reason: z.string().optional().openapi({ description: 'override, deletion: the operator\'s reason' }),
+  })
+  .openapi('Change');
+const addedSchema = z.object({ count: z.number().int(), first: z.string().datetime().nullable(), last: z.string().datetime().nullable() });
+
+const changesQuery = z.object({
+  station: stationIdSchema,
+  since: z.string().datetime({ offset: true, message: 'must be an ISO 8601 instant, such as 2026-03-01T12:00:00Z' })
+    .openapi({ example: '2026-01-01T00:00:00Z', description: 'List what changed after this instant (ISO 8601); not in the future' }),
+});
+const idParams = z.object({ id: z.string().openapi({ description: 'The snapshot\'s id, as its creation gave it' }) });
+
+// Enough for any URL of the API: a snapshot request is one URL.
+const maxRequestBytes = 16 * 1024;
+const idPattern = /^[0-9a-f]{24}$/;
+
+/**
+ * /snapshots/ (citable, byte-identical answers of the readings endpoints under persistent ids) and
+ * /data/changes/ (what changed in the archive after an instant). `sources` are the endpoints a snapshot
+ * may name, each described by its own concern.
+ */
+export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): void {
+  const { config, db, log } = api.deps;
+  const files = createFileCache(config.snapshotCacheMb * 1024 * 1024);
+  const site = config.baseUrl.replace(/\/api\/v1$/, '');
+
+  const record = (row: SnapshotRow) => {
+    const url = snapshotUrl(config.baseUrl, row.id);
+    const asOf = snapshotAsOf(row);
+    const query = new URLSearchParams(row.query);
+    query.append('as_of', asOf.iso);
+    query.sort();
+    return {
+      id: row.id, url, as_of: asOf.iso, query: `${site}${row.path}?${query}`, created_at: new Date(row.created_at).toISOString(),
+      citation: snapshotCitationOf(row),
+      formats: Object.fromEntries(snapshotFormats.map((format) => [format, { url: `${url}data.${format}`, ...row.files[format]! }])),
+    };
+  };
+
+  const snapshotOf = async (id: string) => {
+    const row = idPattern.test(id) ? await findSnapshot(db, id) : null;
+    if (!row) throw notFound(`snapshot '${id}' is unknown`);
+    return row;
+  };
+
+  addRoute(
+    api,
+    {
+      method: 'post', path: '/api/v1/snapshots/', operationId: 'createSnapshot', tag: 'Snapshots',
+      summary: 'Keep a readings query as of now under a persistent id, with its files\' sizes and digests',
+      description: 'The body names a URL of /data/download/, /data/historical/ or /data/aggregate/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Public, and counted by the read rate limit.',
+      body: { description: 'The readings URL to keep', content: { 'application/json': z.object({ url: z.string().openapi({ example: '/api/v1/data/download/?station=alpine-01&from_date=2026-01-01&to_date=2026-01-31' }) }) } },
+      responses: {
+        201: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
+        400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
+        404: { description: 'A station of the URL is unknown' },
+      },
+    },
+    async (ctx) => {
+      const url = await readSnapshotRequest(ctx);
+      const q = parseSnapshotUrl(url, sources);
+      // A given as_of is checked as a request's own would be: an instant in the future is a 400.
+      const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
+      await requireStations(db.pool, q.source.stations(q.query));
+      const row = await createSnapshot(db, config.baseUrl, q, given);
+      ctx.status = 201;
+      ctx.set('Location', snapshotUrl(config.baseUrl, row.id));
+      ctx.body = record(row);
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/snapshots/:id/', operationId: 'getSnapshot', tag: 'Snapshots', cache: cachePolicy.snapshot,
+      summary: 'A snapshot: its query, as_of, citation and files',
+      params: idParams,
+      responses: {
+        200: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
+        404: { description: 'No snapshot has this id' },
+      },
+    },
+    async (ctx, { params }) => {
+      ctx.body = record(await snapshotOf(params.id));
+    },
+  );
+
+  for (const format of snapshotFormats) {
+    addRoute(
+      api,
+      {
+        method: 'get', path: `/api/v1/snapshots/:id/data.${format}`, operationId: `getSnapshot${format === 'csv' ? 'Csv' : 'Parquet'}`, tag: 'Snapshots',
+        summary: `A snapshot's ${format === 'csv' ? 'CSV' : 'Parquet'} file: the same bytes on every request`,
+        description: `Made again from the archive as of the snapshot's instant and sent only when its SHA-256 is the one recorded (else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\` and byte ranges (\`Range\`, 206; 416 past the end), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
+        params: idParams,
+        responses: {
+          200: { description: 'The file', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
+          206: { description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
+          404: { description: 'No snapshot has this id' },
+          416: { description: 'The range starts past the end of the file' },
+        },
+      },
+      async (ctx, { params }) => {
+        const row = await snapshotOf(params.id);
+        const bytes = await files(`${row.id}.${format}`, () => remake(row, format));
+        ctx.set('Content-Disposition', `attachment; filename="envmon_snapshot_${row.id}.${format}"`);
+        ctx.set('Link', `<${licenseUrl}>; rel="license"`);
+        ctx.set('Memento-Datetime', snapshotAsOf(row).at.toUTCString());
+        sendFile(ctx, bytes, format === 'csv' ? 'text/csv; charset=utf-8' : parquetType, row.files[format]!.sha256);
+      },
+    );
+  }
+
+  /**
+   * A snapshot's file made again: on a current replica when there is one, else on the primary, and
+   * again on the primary when a replica's does not match (it may not yet have replayed the instant).
+   */
+  async function remake(row: SnapshotRow, format: SnapshotFormat): Promise<Buffer> {
+    const first = await db.replicas.prefer(({ streamPool }) => remakeFile(streamPool, row, sources, format));
+    if (first.matches) return first.bytes;
+    const again = await remakeFile(db.streamPool, row, sources, format);
+    if (again.matches) return again.bytes;
+    log.error({ snapshot: row.id, format }, 'a snapshot file made again differs from its recorded digest');
+    throw new Problem(500, 'snapshot-differs', 'Internal Server Error', `snapshot ${row.id}'s ${format} file could not be made as it was recorded; it is not sent`);
+  }
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/snapshots/:id/changes/', operationId: 'snapshotChanges', tag: 'Snapshots', cache: cachePolicy.live,
+      summary: 'Whether the live answer to a snapshot\'s query differs from the snapshot, and what changed since',
+      params: idParams,
+      responses: {
+        200: {
+          description: '`differs`: whether the query answered now gives another header and rows; `changes`: what changed in its stations and range after its as_of; `added`: readings of instants after as_of that arrived since',
+          content: { 'application/json': z.object({ id: z.string(), as_of: z.string().datetime(), differs: z.boolean(), changes: z.array(changeSchema), added: addedSchema }) },
+        },
+        404: { description: 'No snapshot has this id' },
+      },
+    },
+    async (ctx, { params }) => {
+      const row = await snapshotOf(params.id);
+      const q = querySnapshot(row, sources);
+      const asOf = snapshotAsOf(row);
+      const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf));
+      ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources), changes, added };
+    },
+  );
+
+  addRoute(
+    api,
+    {
+      method: 'get', path: '/api/v1/data/changes/', operationId: 'archiveChanges', tag: 'Readings', cache: cachePolicy.live,
+      summary: 'What changed in a station\'s archive after an instant: backfills, overrides and deletions',
+      description: 'Oldest first, each with `at`, when it entered the archive. `backfill`: readings of instants up to `since` that arrived after it, per batch; `override`: an operator\'s quality flag for a range, with its reason; `deletion`: readings removed from a range, with its reason. `added` counts the readings of instants after `since` that arrived since (the archive growing, which changes no earlier answer). A read as of `since` (`as_of`) gives what the archive held before these changes.',
+      query: changesQuery,
+      responses: {
+        200: {
+          description: 'The changes',
+          content: { 'application/json': z.object({ station: z.string(), since: z.string().datetime(), changes: z.array(changeSchema), added: addedSchema }).openapi('Changes') },
+        },
+        404: { description: 'The station is unknown' },
+      },
+    },
+    async (ctx, { query }) => {
+      const since = new Date(query.since);
+      if (since.getTime() > Date.now()) throw badRequest('since must not be in the future', [{ param: 'since', message: 'must not be in the future' }]);
+      await requireStation(db.pool, query.station);
+      const { changes, added } = await listChanges(db.pool, [query.station], since.toISOString());
+      ctx.body = { station: query.station, since: since.toISOString(), changes, added };
+    },
+  );
+}
+
+/** The `url` of a snapshot request's JSON body (or of its query string). */
+async function readSnapshotRequest(ctx: Context): Promise<string> {
+  const given = ctx.query.url;
+  if (typeof given === 'string' && given !== '') return given;
+  const bytes = await readBody(ctx.req, maxRequestBytes).catch((error: Error) => Promise.reject(bodyProblem(error)));
+  let body: unknown;
+  try {
+    body = Bourne.parse(bytes.toString('utf8'), { protoAction: 'error' });
+  } catch {
+    throw badRequest('the request body must be JSON: {"url": "<a readings URL of this API>"}', [{ param: 'url', message: 'is required' }]);
+  }
+  const url = (body as { url?: unknown } | null)?.url;
+  if (typeof url !== 'string' || url === '') throw badRequest('the request body must name a readings URL of this API as "url"', [{ param: 'url', message: 'is required' }]);
+  return url;
+}

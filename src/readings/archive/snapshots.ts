@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { Db } from '../../db/pool.js';
+import type { PgPool } from '../../db/pgPool.js';
+import type { AsOf } from '../core/asOf.js';
+import { licenseUrl } from '../core/attribution.js';
+import { lockStationExclusively } from '../core/stationLock.js';
+import type { Pinned, SnapshotSource } from '../core/snapshotSource.js';
+import { snapshotQueryOf, type SnapshotQuery } from './snapshotQuery.js';
+
+export const snapshotFormats = ['csv', 'parquet'] as const;
+export type SnapshotFormat = (typeof snapshotFormats)[number];
+export type FileRecord = { bytes: number; rows: number; sha256: string };
+
+/**
+ * What a snapshot keeps beside its query: the comment lines of its CSV, the Parquet key-value metadata
+ * (as pairs: jsonb keeps no order of an object's keys, and the file's bytes follow theirs), the pins.
+ */
+type SnapshotPins = Pinned & { comments: string; metadata: [string, string][] };
+
+const snapshotRow = z.object({
+  id: z.string(),
+  path: z.string(),
+  query: z.string(),
+  as_of: z.string(),
+  created_at: z.string(),
+  pinned: z.record(z.unknown()),
+  result_sha256: z.string(),
+  files: z.record(z.object({ bytes: z.number(), rows: z.number(), sha256: z.string() })),
+});
+export type SnapshotRow = z.infer<typeof snapshotRow>;
+
+const asIso = (at: string) => new Date(at).toISOString();
+const asOfOf = (row: SnapshotRow): AsOf => ({ iso: asIso(row.as_of), at: new Date(row.as_of) });
+const pinsOf = (row: SnapshotRow) => row.pinned as unknown as SnapshotPins;
+const metadataOf = (pins: SnapshotPins) => Object.fromEntries(pins.metadata);
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** The URL of a snapshot, and of its files. */
+export const snapshotUrl = (baseUrl: string, id: string) => `${baseUrl}/snapshots/${id}/`;
+
+/**
+ * The snapshot's id: named by its query and its result (the CSV's header and rows), so that the same
+ * query over an unchanged archive names the same snapshot, and any change to the result another one.
+ */
+function snapshotId(path: string, canonical: string, resultSha256: string): string {
+  return createHash('sha256').update(`${path}?${canonical}\n${resultSha256}`).digest('hex').slice(0, 24);
+}
+
+/**
+ * The instant a new snapshot is as of: now, once every write of its stations in flight has committed.
+ * Their locks are taken alone for a moment: a batch recorded before it has then committed, and one
+ * recorded after it cannot be seen as of it. To the millisecond, as every as_of is.
+ */
+async function settledNow(db: Db, stationIds: readonly string[]): Promise<AsOf> {
+  const at = await db.pool.transaction(async (tx) => {
+    for (const id of [...stationIds].sort()) await lockStationExclusively(tx, id);
+    return tx.oneFirst(sql.type(z.object({ at: z.string() }))`
+      select to_char(date_trunc('milliseconds', clock_timestamp()) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at`);
+  });
+  return { iso: at, at: new Date(at) };
+}
+
+/** The citation of a snapshot: what it holds, as of when, under which persistent address. */
+export function snapshotCitation(source: SnapshotSource, query: Record<string, unknown>, asOf: AsOf, url: string): string {
+  return `envmon environmental monitoring network, ${source.describe(query)}, as of ${asOf.iso}. Snapshot ${url}. Licensed CC BY 4.0.`;
+}
+
+/** The CSV file of a snapshot: its comment lines, then the header row and rows of its answer. */
+const withComments = (comments: string, body: Buffer) => Buffer.concat([Buffer.from(comments), body]);
+
+export type MadeFile = { bytes: Buffer; record: FileRecord };
+
+/** Makes a snapshot's file from the archive, as of its instant, on `pool`. */
+async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: SnapshotPins, format: SnapshotFormat): Promise<Buffer> {
+  if (format === 'csv') return withComments(pins.comments, (await q.source.csv(pool, q.query, asOf, pins)).bytes);
+  return q.source.parquet(pool, q.query, asOf, pins, metadataOf(pins));
+}
+
+/**
+ * Records a snapshot of `q` (as of `given`, else now once its stations' writes in flight have
+ * committed), or finds the one the same query and result already have. The answer is made once here,
+ * on the primary, to name it and to record each file's size and digest; the bytes are not kept.
+ */
+export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, given?: AsOf): Promise<SnapshotRow> {
+  const stations = q.source.stations(q.query);
+  const asOf = given ?? (await settledNow(db, stations));
+  const pinned = await q.source.pin(db.streamPool, q.query, asOf);
+  const body = await q.source.csv(db.streamPool, q.query, asOf, pinned);
+  const resultSha256 = sha256(body.bytes);
+  const id = snapshotId(q.source.path, q.canonical, resultSha256);
+  const existing = await findSnapshot(db, id);
+  if (existing) return existing;
+  const url = snapshotUrl(baseUrl, id);
+  const cite = snapshotCitation(q.source, q.query, asOf, url);
+  const pins: SnapshotPins = {
+    ...pinned,
+    comments: [
+      `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licenseUrl}`,
+      `# Cite as: ${cite}`,
+      `# As of ${asOf.iso}: the archive as it stood then. Timestamps are UTC. Empty fields are missing values.`,
+    ].join('\n') + '\n',
+    metadata: [['license', licenseUrl], ['citation', cite], ['timezone', 'UTC'], ['as_of', asOf.iso], ['snapshot', url]],
+  };
+  const csv = withComments(pins.comments, body.bytes);
+  const parquet = await q.source.parquet(db.streamPool, q.query, asOf, pins, metadataOf(pins));
+  const files = {
+    csv: { bytes: csv.length, rows: body.rows, sha256: sha256(csv) },
+    parquet: { bytes: parquet.length, rows: body.rows, sha256: sha256(parquet) },
+  };
+  await db.pool.query(sql.type(z.object({}))`
+    insert into snapshots (id, path, query, as_of, pinned, result_sha256, files)
+    values (${id}, ${q.source.path}, ${q.canonical}, ${asOf.iso}, ${sql.jsonb(pins)}, ${resultSha256}, ${sql.jsonb(files)})
+    on conflict (id) do nothing`);
+  return (await findSnapshot(db, id))!;
+}
+
+export async function findSnapshot(db: Db, id: string): Promise<SnapshotRow | null> {
+  return db.pool.maybeOne(sql.type(snapshotRow)`
+    select id, path, query, as_of, created_at, pinned, result_sha256, files from snapshots where id = ${id}`);
+}
+
+/** Every snapshot, oldest first. */
+export async function listSnapshots(db: Db): Promise<readonly SnapshotRow[]> {
+  return db.pool.any(sql.type(snapshotRow)`
+    select id, path, query, as_of, created_at, pinned, result_sha256, files from snapshots order by created_at, id`);
+}
+
+/** The snapshot's query with the endpoint that answers it. */
+export function querySnapshot(row: SnapshotRow, sources: readonly SnapshotSource[]): SnapshotQuery {
+  const source = sources.find((s) => s.path === row.path);
+  if (!source) throw new Error(`snapshot ${row.id} names ${row.path}, which this version does not serve`);
+  return snapshotQueryOf(source, row.query);
+}
+
+/**
+ * A snapshot's file made again, on `pool` (a replica's or the primary's), with whether its digest is
+ * the one recorded: the bytes are given out only when it is.
+ */
+export async function remakeFile(pool: PgPool, row: SnapshotRow, sources: readonly SnapshotSource[], format: SnapshotFormat): Promise<{ bytes: Buffer; matches: boolean }> {
+  const bytes = await makeFile(pool, querySnapshot(row, sources), asOfOf(row), pinsOf(row), format);
+  return { bytes, matches: sha256(bytes) === row.files[format]?.sha256 && bytes.length === row.files[format]?.bytes };
+}
+
+/** Whether the live answer to the snapshot's query differs from the snapshot's (its header and rows). */
+export async function liveDiffers(db: Db, row: SnapshotRow, sources: readonly SnapshotSource[]): Promise<boolean> {
+  const q = querySnapshot(row, sources);
+  const now = await settledNow(db, q.source.stations(q.query));
+  const body = await q.source.csv(db.streamPool, q.query, now, pinsOf(row));
+  return sha256(body.bytes) !== row.result_sha256;
+}
+
+/** The instant a snapshot is as of. */
+export const snapshotAsOf = asOfOf;
+
+/** The citation a snapshot's files carry. */
+export const snapshotCitationOf = (row: SnapshotRow) => metadataOf(pinsOf(row)).citation!;

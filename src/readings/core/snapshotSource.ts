@@ -1,0 +1,60 @@
+import type { PgPool } from '../../db/pool.js';
+import type { ParamError } from '../../http/problem.js';
+import type { z } from '../../http/zod.js';
+import type { AsOf } from './asOf.js';
+
+/**
+ * What a snapshot's bytes depend on beyond the readings, fixed when it is made: the station's interval
+ * (coverage), the end of a window of hours (the instant it was made, whatever instant it is read as of).
+ */
+export type Pinned = { intervalSeconds?: number; windowEnd?: string };
+
+/** A file made from the archive: its bytes and how many rows of data it holds. */
+export type DataFile = { bytes: Buffer; rows: number };
+
+/** Everything a stream gives, as one buffer. */
+export async function collect(stream: AsyncIterable<Buffer | string>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks);
+}
+
+/** The records of CSV text after its header row: line ends outside double quotes, less the header's. */
+export function csvRecords(bytes: Buffer): number {
+  let records = 0;
+  let quoted = false;
+  for (const byte of bytes) {
+    if (byte === 0x22) quoted = !quoted;
+    else if (byte === 0x0a && !quoted) records++;
+  }
+  return Math.max(0, records - 1);
+}
+
+/**
+ * A readings endpoint whose answers can be kept as snapshots: its path and query schema, and how its
+ * answer is made as CSV (the header row and the rows; the snapshot adds its own comment lines) and as
+ * Parquet, read as of an instant. Each concern describes its own endpoints; the snapshots take them as
+ * given, so that no concern imports another.
+ */
+export type SnapshotSource<Q = Record<string, unknown>> = {
+  path: string;
+  schema: z.ZodType<Q, z.ZodTypeDef, unknown>;
+  checks?: (query: Q) => ParamError[];
+  /** The stations the answer reads. */
+  stations: (query: Q) => string[];
+  /** The readings' timestamps the answer covers, as ISO instants (null for an open end). */
+  span: (query: Q, asOf: AsOf) => { start: string | null; end: string | null };
+  /** What the answer is, for a citation: "hourly aggregates of readings of station X from A to B". */
+  describe: (query: Q) => string;
+  /** What the bytes depend on beyond the readings, read when the snapshot is made as of `asOf`. */
+  pin: (pool: PgPool, query: Q, asOf: AsOf) => Promise<Pinned>;
+  csv: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned) => Promise<DataFile>;
+  /** The Parquet file of the same rows. */
+  parquet: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned, metadata: Record<string, string>) => Promise<Buffer>;
+};
+
+/**
+ * A source as the snapshots hold it, whatever its query type: every query a source is handed is the one
+ * its own schema parsed, so its functions see the type they were written for.
+ */
+export const anySource = <Q>(source: SnapshotSource<Q>): SnapshotSource => source as unknown as SnapshotSource;
