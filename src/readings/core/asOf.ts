@@ -9,15 +9,14 @@ export const asOfSchema = z
   .string()
   .datetime({ offset: true, message: 'must be an ISO 8601 instant, such as 2026-03-01T12:00:00Z' })
   .optional()
+  // No example: the docs page would fill it in, and "Try it out" would then read the archive of another day.
   .openapi({
-    example: '2026-03-01T12:00:00Z',
     description: 'Answer as the archive stood at this instant (ISO 8601, to the millisecond; UTC unless it carries an offset): the readings recorded by then and not deleted by then, each with the quality flag in force then, aggregates included. Not in the future (400); before the first reading, the answer is empty. Also taken as an `Accept-Datetime` header (RFC 7089); the answer then names it in `Memento-Datetime`.',
   });
 
 /** The request header of RFC 7089, documented beside the query parameters. */
 export const acceptDatetimeHeader = z.object({
   'accept-datetime': z.string().optional().openapi({
-    example: 'Sun, 01 Mar 2026 12:00:00 GMT',
     description: 'An HTTP-date (RFC 7089): as `as_of`, which wins when both are given',
   }),
 });
