@@ -63,6 +63,7 @@ const configSchema = z.object({
   DRAIN_SECONDS: integer(10, 1, 3600),
   AGGREGATE_CACHE_MB: integer(64, 0, 65_536),
   SNAPSHOT_CACHE_MB: integer(256, 0, 65_536),
+  SNAPSHOT_MAX_MB: integer(256, 1, 4_096),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -106,6 +107,8 @@ export type Config = {
   aggregateCacheMb: number;
   /** Bytes of snapshot files kept in memory, made again from the archive when they have gone. */
   snapshotCacheMb: number;
+  /** The largest answer a snapshot may hold (its CSV or its Parquet file). */
+  snapshotMaxMb: number;
   logLevel: string;
 };
 
@@ -162,6 +165,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     drainSeconds: s.DRAIN_SECONDS,
     aggregateCacheMb: s.AGGREGATE_CACHE_MB,
     snapshotCacheMb: s.SNAPSHOT_CACHE_MB,
+    snapshotMaxMb: s.SNAPSHOT_MAX_MB,
     logLevel: s.LOG_LEVEL,
   };
 }

@@ -1,4 +1,4 @@
-import { aggregateSnapshotSource } from './readings/aggregates/snapshotSources.js';
+import { aggregateSnapshotSource, compareSnapshotSource } from './readings/aggregates/snapshotSources.js';
 import type { SnapshotSource } from './readings/core/snapshotSource.js';
 import { downloadSnapshotSource, historicalSnapshotSource } from './readings/export/snapshotSources.js';
 
@@ -10,4 +10,5 @@ export const snapshotSources = (defaultStation: string | undefined): SnapshotSou
   downloadSnapshotSource(defaultStation),
   historicalSnapshotSource(defaultStation),
   aggregateSnapshotSource(defaultStation),
+  compareSnapshotSource(),
 ];

@@ -226,11 +226,13 @@ export function describeUrl(url: string): string {
  * The settings of every session, appended after the options the URL carries, so that they win:
  * - UTC, whatever the server's or the database's default zone, so that date arithmetic in SQL (bucket
  *   ends, date filters) never depends on it;
+ * - doubles printed in their shortest exact form (PostgreSQL's default, pinned: a snapshot's bytes must not
+ *   change with a server's setting);
  * - no JIT compilation: a read as of an instant looks up a replaced flag per reading, which the planner
  *   prices far above jit_above_cost however few there are, and compiling then costs more than the read.
  */
 export function withSessionSettings(url: string): string {
-  return withSettings(url, { TimeZone: 'UTC', jit: 'off' });
+  return withSettings(url, { TimeZone: 'UTC', jit: 'off', extra_float_digits: '1' });
 }
 
 /** The URL with session settings appended to those it carries (which they override). */

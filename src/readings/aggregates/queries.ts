@@ -270,7 +270,11 @@ export async function compareStations(db: CommonQueryMethods, args: CompareArgs)
   return db.one(compareQuery(args));
 }
 
-export type CompareArgs = { stationIds: string[]; param: CompareParam; hours: number; seconds: number; quality?: QualityFlag; asOf?: AsOf };
+export type CompareArgs = {
+  stationIds: string[]; param: CompareParam; hours: number; seconds: number; quality?: QualityFlag; asOf?: AsOf;
+  /** Where the buckets end when not at `asOf` (a snapshot's window, read as of another instant). */
+  windowEnd?: string;
+};
 
 /** The statement of compareStations. */
 export function compareQuery(args: CompareArgs) {
@@ -278,7 +282,8 @@ export function compareQuery(args: CompareArgs) {
   const interval = sql.fragment`make_interval(secs => ${args.seconds})`;
   const origin = sql.fragment`'2000-01-03 00:00:00+00'::timestamptz`;
   // The buckets end with the one holding now, or the instant the archive is read as of.
-  const now = args.asOf ? sql.fragment`${args.asOf.iso}::timestamptz` : sql.fragment`now()`;
+  const end = args.windowEnd ?? args.asOf?.iso;
+  const now = end ? sql.fragment`${end}::timestamptz` : sql.fragment`now()`;
   const first = sql.fragment`date_bin(${interval}, ${now}, ${origin}) - ${buckets - 1} * ${interval}`;
   // A looser bound than `first` (which is later than it), written as TimescaleDB reads a constant while
   // planning, now() less a literal interval: only the chunks of the window are planned. With `first` alone

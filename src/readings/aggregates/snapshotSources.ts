@@ -1,9 +1,12 @@
 import { dateRangeErrors } from '../core/params.js';
-import { anySource, type SnapshotSource } from '../core/snapshotSource.js';
+import type { PgPool } from '../../db/pgPool.js';
+import { parquetBuffer } from '../../formats/parquet.js';
+import type { AsOf } from '../core/asOf.js';
+import { anySource, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { columnsOf } from './columns.js';
 import { stationInterval } from './outputs.js';
-import { aggregateReadings, type AggregateArgs } from './queries.js';
-import { aggregateQuerySchema, type AggregateQuery } from './schema.js';
+import { aggregateReadings, compareInterval, compareQuery, type AggregateArgs, type CompareArgs, type CompareRow } from './queries.js';
+import { aggregateQuerySchema, compareQuerySchema, type AggregateQuery, type CompareQuery } from './schema.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
 
 const periodAdjective = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' } as const;
@@ -36,6 +39,45 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
     parquet: async (pool, query, asOf, pinned, metadata) => {
       const { rows } = await aggregateReadings(pool, argsOf(query, asOf), pinned.intervalSeconds ?? 60);
       return aggregateParquet(rows, columnsOf(query.metrics), metadata);
+    },
+  });
+}
+
+/** /data/compare/: one metric of several stations on common buckets, the window ending at the snapshot's instant. */
+export function compareSnapshotSource(): SnapshotSource {
+  const argsOf = (query: CompareQuery, asOf: AsOf, pinned: Pinned): CompareArgs => ({
+    stationIds: [...query.stations].sort(), param: query.param, hours: query.hours, seconds: compareInterval(query.hours), quality: query.quality,
+    asOf, windowEnd: pinned.windowEnd,
+  });
+  // The compare statement is slonik's, its placeholders named $slonik_n: numbered as the driver takes them
+  // to run on the snapshot's pool.
+  const compared = async (pool: PgPool, args: CompareArgs) => {
+    const statement = compareQuery(args);
+    const text = statement.sql.replace(/\$slonik_(\d+)/g, '$$$1');
+    return (await pool.read<CompareRow>({ text, values: [...statement.values] as unknown[] })).rows[0]!;
+  };
+  return anySource<CompareQuery>({
+    path: '/api/v1/data/compare/',
+    schema: compareQuerySchema,
+    stations: (query) => [...query.stations].sort(),
+    span: (query, asOf) => ({ start: new Date(asOf.at.getTime() - query.hours * 3_600_000 - 86_400_000).toISOString(), end: null }),
+    describe: (query) => `${query.param} of stations ${[...query.stations].sort().join(', ')} in the ${query.hours} hours before the instant cited`,
+    pin: async (_pool, _query, asOf) => ({ windowEnd: asOf.iso }),
+    csv: async (pool, query, asOf, pinned) => {
+      const args = argsOf(query, asOf, pinned);
+      const { timestamps, series } = await compared(pool, args);
+      const lines = [`timestamp,${args.stationIds.join(',')}\n`];
+      timestamps.forEach((t, i) => lines.push(`${t},${args.stationIds.map((id) => series[id]?.[i] ?? '').join(',')}\n`));
+      return { bytes: Buffer.from(lines.join('')), rows: timestamps.length };
+    },
+    parquet: async (pool, query, asOf, pinned, metadata) => {
+      const args = argsOf(query, asOf, pinned);
+      const { timestamps, series } = await compared(pool, args);
+      return parquetBuffer(
+        [{ name: 'timestamp', kind: 'timestamp', required: true }, ...args.stationIds.map((id) => ({ name: id, kind: 'double' } as const))],
+        [timestamps.map((t) => BigInt(Date.parse(t)) * 1000n), ...args.stationIds.map((id) => timestamps.map((_, i) => series[id]?.[i] ?? null))],
+        metadata,
+      );
     },
   });
 }

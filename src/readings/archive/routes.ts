@@ -2,7 +2,8 @@ import Bourne from '@hapi/bourne';
 import type { Context } from 'koa';
 import { bodyProblem } from '../../http/bodyProblem.js';
 import { cachePolicy } from '../../http/cachePolicy.js';
-import { badRequest, notFound, Problem } from '../../http/problem.js';
+import { badRequest, invalidParameters, notFound, Problem } from '../../http/problem.js';
+import { clientSlots } from '../../http/streamGuard.js';
 import { readBody } from '../../http/requestBody.js';
 import { addRoute, type Api } from '../../http/route.js';
 import { z } from '../../http/zod.js';
@@ -11,7 +12,7 @@ import { parquetType } from '../../formats/parquet.js';
 import { licenseUrl } from '../core/attribution.js';
 import { instantAsOf } from '../core/asOf.js';
 import { requireStation, requireStations } from '../core/scope.js';
-import type { SnapshotSource } from '../core/snapshotSource.js';
+import { SnapshotTooLargeError, type SnapshotSource } from '../core/snapshotSource.js';
 import { listChanges } from './changes.js';
 import { createFileCache } from './fileCache.js';
 import { sendFile } from './fileAnswer.js';
@@ -69,6 +70,9 @@ const idPattern = /^[0-9a-f]{24}$/;
 export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): void {
   const { config, db, log } = api.deps;
   const files = createFileCache(config.snapshotCacheMb * 1024 * 1024);
+  const maxBytes = config.snapshotMaxMb * 1024 * 1024;
+  // Making a snapshot or its file reads as much as a download does: the same bound per client.
+  const claimSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} snapshots or snapshot files made at a time per client; wait for one to finish`);
   const site = config.baseUrl.replace(/\/api\/v1$/, '');
 
   const record = (row: SnapshotRow) => {
@@ -95,12 +99,13 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
     {
       method: 'post', path: '/api/v1/snapshots/', operationId: 'createSnapshot', tag: 'Snapshots',
       summary: 'Keep a readings query as of now under a persistent id, with its files\' sizes and digests',
-      description: 'The body names a URL of /data/download/, /data/historical/ or /data/aggregate/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Public, and counted by the read rate limit.',
+      description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400. Public, and counted by the read rate limit.',
       body: { description: 'The readings URL to keep', content: { 'application/json': z.object({ url: z.string().openapi({ example: '/api/v1/data/download/?station=alpine-01&from_date=2026-01-01&to_date=2026-01-31' }) }) } },
       responses: {
         201: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
         404: { description: 'A station of the URL is unknown' },
+        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots or snapshot files being made' },
       },
     },
     async (ctx) => {
@@ -109,7 +114,13 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       // A given as_of is checked as a request's own would be: an instant in the future is a 400.
       const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
       await requireStations(db.pool, q.source.stations(q.query));
-      const row = await createSnapshot(db, config.baseUrl, q, given);
+      claimSlot(ctx);
+      const row = await createSnapshot(db, config.baseUrl, q, maxBytes, given).catch((error: unknown) => {
+        if (error instanceof SnapshotTooLargeError) {
+          throw invalidParameters([{ param: 'url', message: `names more than SNAPSHOT_MAX_MB (${config.snapshotMaxMb}) MiB of data: narrow its range or its stations` }]);
+        }
+        throw error;
+      });
       ctx.status = 201;
       ctx.set('Location', snapshotUrl(config.baseUrl, row.id));
       ctx.body = record(row);
@@ -145,10 +156,12 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
           206: { description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
           404: { description: 'No snapshot has this id' },
           416: { description: 'The range starts past the end of the file' },
+          429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots or snapshot files being made' },
         },
       },
       async (ctx, { params }) => {
         const row = await snapshotOf(params.id);
+        claimSlot(ctx);
         const bytes = await files(`${row.id}.${format}`, () => remake(row, format));
         ctx.set('Content-Disposition', `attachment; filename="envmon_snapshot_${row.id}.${format}"`);
         ctx.set('Link', `<${licenseUrl}>; rel="license"`);
@@ -190,7 +203,8 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       const q = querySnapshot(row, sources);
       const asOf = snapshotAsOf(row);
       const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf));
-      ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources), changes, added };
+      claimSlot(ctx);
+      ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources, maxBytes), changes, added };
     },
   );
 

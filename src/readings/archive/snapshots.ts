@@ -6,7 +6,7 @@ import type { PgPool } from '../../db/pgPool.js';
 import type { AsOf } from '../core/asOf.js';
 import { licenseUrl } from '../core/attribution.js';
 import { lockStationExclusively } from '../core/stationLock.js';
-import type { Pinned, SnapshotSource } from '../core/snapshotSource.js';
+import { SnapshotTooLargeError, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { snapshotQueryOf, type SnapshotQuery } from './snapshotQuery.js';
 
 export const snapshotFormats = ['csv', 'parquet'] as const;
@@ -73,9 +73,9 @@ const withComments = (comments: string, body: Buffer) => Buffer.concat([Buffer.f
 export type MadeFile = { bytes: Buffer; record: FileRecord };
 
 /** Makes a snapshot's file from the archive, as of its instant, on `pool`. */
-async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: SnapshotPins, format: SnapshotFormat): Promise<Buffer> {
-  if (format === 'csv') return withComments(pins.comments, (await q.source.csv(pool, q.query, asOf, pins)).bytes);
-  return q.source.parquet(pool, q.query, asOf, pins, metadataOf(pins));
+async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: SnapshotPins, format: SnapshotFormat, maxBytes: number): Promise<Buffer> {
+  if (format === 'csv') return withComments(pins.comments, (await q.source.csv(pool, q.query, asOf, pins, maxBytes)).bytes);
+  return q.source.parquet(pool, q.query, asOf, pins, metadataOf(pins), maxBytes);
 }
 
 /**
@@ -83,11 +83,11 @@ async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: Snapsh
  * committed), or finds the one the same query and result already have. The answer is made once here,
  * on the primary, to name it and to record each file's size and digest; the bytes are not kept.
  */
-export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, given?: AsOf): Promise<SnapshotRow> {
+export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, maxBytes: number, given?: AsOf): Promise<SnapshotRow> {
   const stations = q.source.stations(q.query);
   const asOf = given ?? (await settledNow(db, stations));
   const pinned = await q.source.pin(db.streamPool, q.query, asOf);
-  const body = await q.source.csv(db.streamPool, q.query, asOf, pinned);
+  const body = await q.source.csv(db.streamPool, q.query, asOf, pinned, maxBytes);
   const resultSha256 = sha256(body.bytes);
   const id = snapshotId(q.source.path, q.canonical, resultSha256);
   const existing = await findSnapshot(db, id);
@@ -104,7 +104,7 @@ export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, 
     metadata: [['license', licenseUrl], ['citation', cite], ['timezone', 'UTC'], ['as_of', asOf.iso], ['snapshot', url]],
   };
   const csv = withComments(pins.comments, body.bytes);
-  const parquet = await q.source.parquet(db.streamPool, q.query, asOf, pins, metadataOf(pins));
+  const parquet = await q.source.parquet(db.streamPool, q.query, asOf, pins, metadataOf(pins), maxBytes);
   const files = {
     csv: { bytes: csv.length, rows: body.rows, sha256: sha256(csv) },
     parquet: { bytes: parquet.length, rows: body.rows, sha256: sha256(parquet) },
@@ -139,16 +139,27 @@ export function querySnapshot(row: SnapshotRow, sources: readonly SnapshotSource
  * the one recorded: the bytes are given out only when it is.
  */
 export async function remakeFile(pool: PgPool, row: SnapshotRow, sources: readonly SnapshotSource[], format: SnapshotFormat): Promise<{ bytes: Buffer; matches: boolean }> {
-  const bytes = await makeFile(pool, querySnapshot(row, sources), asOfOf(row), pinsOf(row), format);
-  return { bytes, matches: sha256(bytes) === row.files[format]?.sha256 && bytes.length === row.files[format]?.bytes };
+  const recorded = row.files[format]!;
+  // A file longer than the one recorded cannot be it: it is not made to its end.
+  const bytes = await makeFile(pool, querySnapshot(row, sources), asOfOf(row), pinsOf(row), format, recorded.bytes).catch((error: unknown) => {
+    if (error instanceof SnapshotTooLargeError) return null;
+    throw error;
+  });
+  return bytes && sha256(bytes) === recorded.sha256 && bytes.length === recorded.bytes ? { bytes, matches: true } : { bytes: bytes ?? Buffer.alloc(0), matches: false };
 }
 
 /** Whether the live answer to the snapshot's query differs from the snapshot's (its header and rows). */
-export async function liveDiffers(db: Db, row: SnapshotRow, sources: readonly SnapshotSource[]): Promise<boolean> {
+export async function liveDiffers(db: Db, row: SnapshotRow, sources: readonly SnapshotSource[], maxBytes: number): Promise<boolean> {
   const q = querySnapshot(row, sources);
   const now = await settledNow(db, q.source.stations(q.query));
-  const body = await q.source.csv(db.streamPool, q.query, now, pinsOf(row));
-  return sha256(body.bytes) !== row.result_sha256;
+  try {
+    const body = await q.source.csv(db.streamPool, q.query, now, pinsOf(row), maxBytes);
+    return sha256(body.bytes) !== row.result_sha256;
+  } catch (error) {
+    // Grown beyond what a snapshot may hold: it differs from one that was not.
+    if (error instanceof SnapshotTooLargeError) return true;
+    throw error;
+  }
 }
 
 /** The instant a snapshot is as of. */

@@ -12,10 +12,26 @@ export type Pinned = { intervalSeconds?: number; windowEnd?: string };
 /** A file made from the archive: its bytes and how many rows of data it holds. */
 export type DataFile = { bytes: Buffer; rows: number };
 
-/** Everything a stream gives, as one buffer. */
-export async function collect(stream: AsyncIterable<Buffer | string>): Promise<Buffer> {
+/** Thrown when an answer is larger than a snapshot may hold. */
+export class SnapshotTooLargeError extends Error {}
+
+/**
+ * Everything a stream gives, as one buffer, at most `maxBytes`: beyond, the stream is destroyed (its query
+ * cancelled) and SnapshotTooLargeError thrown, so that a snapshot of an archive's whole history cannot
+ * hold the service's memory.
+ */
+export async function collect(stream: AsyncIterable<Buffer | string> & { destroy: () => void }, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  let length = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    length += bytes.length;
+    if (length > maxBytes) {
+      stream.destroy();
+      throw new SnapshotTooLargeError(`more than ${maxBytes} bytes`);
+    }
+    chunks.push(bytes);
+  }
   return Buffer.concat(chunks);
 }
 
@@ -48,9 +64,10 @@ export type SnapshotSource<Q = Record<string, unknown>> = {
   describe: (query: Q) => string;
   /** What the bytes depend on beyond the readings, read when the snapshot is made as of `asOf`. */
   pin: (pool: PgPool, query: Q, asOf: AsOf) => Promise<Pinned>;
-  csv: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned) => Promise<DataFile>;
+  /** The CSV's header row and rows, at most `maxBytes` (else SnapshotTooLargeError). */
+  csv: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned, maxBytes: number) => Promise<DataFile>;
   /** The Parquet file of the same rows. */
-  parquet: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned, metadata: Record<string, string>) => Promise<Buffer>;
+  parquet: (pool: PgPool, query: Q, asOf: AsOf, pinned: Pinned, metadata: Record<string, string>, maxBytes: number) => Promise<Buffer>;
 };
 
 /**

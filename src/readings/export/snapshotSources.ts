@@ -11,13 +11,14 @@ const stationsWord = (ids: string[]) => `station${ids.length > 1 ? 's' : ''} ${i
 /** A readings file's CSV (header row and rows) and Parquet file, for a snapshot of the readings `args` names. */
 function readingsFiles<Q>(args: (query: Q, asOf: AsOf, pinned: Pinned) => DownloadArgs): Pick<SnapshotSource<Q>, 'csv' | 'parquet'> {
   return {
-    csv: async (pool, query, asOf, pinned) => {
+    csv: async (pool, query, asOf, pinned, maxBytes) => {
       const download = args(query, asOf, pinned);
       const header = [...(download.withStation ? ['station_id'] : []), ...downloadColumns(Boolean(download.allColumns))].join(',') + '\n';
-      const bytes = await collect(await streamDownload(pool, download, header));
+      const bytes = await collect(await streamDownload(pool, download, header), maxBytes);
       return { bytes, rows: csvRecords(bytes) };
     },
-    parquet: async (pool, query, asOf, pinned, metadata) => collect(await streamParquetDownload(pool, args(query, asOf, pinned), metadata)),
+    parquet: async (pool, query, asOf, pinned, metadata, maxBytes) =>
+      collect(await streamParquetDownload(pool, args(query, asOf, pinned), metadata), maxBytes),
   };
 }
 

@@ -156,6 +156,14 @@ describeEngines('snapshots', (env) => {
     const historical = await snapshot(env(), `/api/v1/data/historical/?station=${station}&hours=720`);
     assert.equal(historical.status, 201);
     assert.ok(historical.body.formats.csv.rows > 0);
+    const compare = await snapshot(env(), `/api/v1/data/compare/?stations=${station}&hours=720&param=humidity_rh`);
+    assert.equal(compare.status, 201);
+    const compared = (await bytesOf(env(), pathOf(compare.body.formats.csv.url))).bytes.toString().split('\n').filter((l) => l && !l.startsWith('#'));
+    const asOfCompare = await env().getJson(`/api/v1/data/compare/?stations=${station}&hours=720&param=humidity_rh&as_of=${compare.body.as_of}`);
+    assert.equal(compared[0], `timestamp,${station}`);
+    assert.deepEqual(compared.slice(1), asOfCompare.body.timestamps.map((t: string, i: number) => `${t},${asOfCompare.body.series[station][i] ?? ''}`));
+    const compareParquet = await readParquet(new Uint8Array((await bytesOf(env(), pathOf(compare.body.formats.parquet.url))).bytes));
+    assert.equal(compareParquet.rows.length, asOfCompare.body.timestamps.length);
     for (const [url, param] of [['/api/v1/stations/', 'url'], ['/api/v1/data/download/?station=snap-01&from_date=2026-02-30', 'url: from_date'], ['not a url at all %%%', 'url']] as const) {
       const refused = await snapshot(env(), url);
       assert.equal(refused.status, 400, url);
@@ -167,3 +175,17 @@ describeEngines('snapshots', (env) => {
     assert.equal((await env().getJson('/api/v1/snapshots/nope/data.csv')).status, 404);
   });
 });
+
+describeEngines('a snapshot too large to hold', (env) => {
+  it('is refused with a 400 naming the url, before anything is recorded', async () => {
+    const key = await stationWithKey(env(), 'snap-big');
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const big = Array.from({ length: 20_000 }, (_, i) => ({ timestamp: new Date(start + i * minute).toISOString(), temperature_c: i / 3, humidity_rh: 50, module_data: { board: 'a-rather-long-board-name' } }));
+    for (let i = 0; i < big.length; i += 5000) assert.equal((await postBatch(env(), key, { station_id: 'snap-big', readings: big.slice(i, i + 5000) })).status, 201);
+    const refused = await snapshot(env(), '/api/v1/data/download/?station=snap-big&columns=all');
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.errors[0].param, 'url');
+    assert.match(refused.body.errors[0].message, /SNAPSHOT_MAX_MB/);
+    assert.equal((await snapshot(env(), '/api/v1/data/download/?station=snap-big&from_date=2026-01-01&to_date=2026-01-01')).status, 201);
+  });
+}, { SNAPSHOT_MAX_MB: '1' });
