@@ -57,6 +57,14 @@ function badDefaults(node: unknown, where: string, found: string[] = []): string
 describeEngines('the OpenAPI document', (env) => {
   let document: Document;
   let key = '';
+  // Readings URLs of the stations made below, as a client keeping a snapshot would send them.
+  const snapshotUrls = [
+    '/api/v1/data/download/?station=oa-01&from_date=2025-06-01&to_date=2025-06-05',
+    'http://envmon.test/api/v1/data/aggregate/?station=oa-02&period=day',
+    '/api/v1/data/historical/?station=oa-01&hours=48',
+    '/api/v1/data/compare/?stations=oa-01,oa-02&hours=24',
+  ];
+
   before(async () => {
     document = (await env().getJson('/api/v1/openapi.json')).body;
     // Something to find: stations with recent and older readings, the demo content, a live key.
@@ -79,7 +87,7 @@ describeEngines('the OpenAPI document', (env) => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
     const discovery = (await env().getJson('/api/v1/')).body;
     assert.equal(operations.length, Object.keys(discovery.endpoints).length);
-    assert.equal(operations.length, 27);
+    assert.equal(operations.length, 33);
     const param = (p: string, name: string) => document.paths[p]!.get!.parameters!.find((x) => x.name === name)!;
     // No DEFAULT_STATION here: the station is required wherever api.md allows a default.
     assert.equal(param('/api/v1/data/historical/', 'station').required, true);
@@ -209,9 +217,12 @@ describeEngines('the OpenAPI document', (env) => {
           requiredKeys: params.filter((p) => p.required).map((p) => p.name),
         });
         const bodySchema = op.requestBody?.content['application/json']?.schema;
-        const bodies = bodySchema
-          ? valid(bodySchema).map((body) => ({ ...(body as object), station_id: 'oa-01' }))
-          : fc.constant(undefined);
+        // A body names things that exist: the key's station, or a readings URL of a station with readings.
+        const bodies = op.operationId === 'createSnapshot'
+          ? fc.constantFrom(...snapshotUrls).map((url) => ({ url }))
+          : bodySchema
+            ? valid(bodySchema).map((body) => ({ ...(body as object), station_id: 'oa-01' }))
+            : fc.constant(undefined);
         const count = (status: number) => ((tally[op.operationId] ??= {})[status] = (tally[op.operationId]![status] ?? 0) + 1);
 
         await fc.assert(
@@ -233,7 +244,20 @@ describeEngines('the OpenAPI document', (env) => {
           { numRuns: runs, seed },
         );
 
-        if (bodySchema) {
+        if (op.operationId === 'createSnapshot') {
+          // A URL that is no readings URL, or whose parameters are wrong, or no URL: a documented 4xx.
+          const wrongBodies = fc.constantFrom({}, { url: '' }, { url: '/api/v1/stations/' }, { url: '/api/v1/data/download/?station=oa-01&from_date=2025-02-30' },
+            { url: '/api/v1/data/aggregate/?station=oa-01&period=year' }, [{ url: snapshotUrls[0] }]);
+          await fc.assert(
+            fc.asyncProperty(wrongBodies, async (body) => {
+              const answer = await send(route, method, op, {}, body);
+              count(answer.status);
+              conforms(op, answer);
+              assert.ok(answer.status === 400, `a wrong snapshot request was not refused: ${JSON.stringify(body)} -> ${answer.status}`);
+            }),
+            { numRuns: Math.ceil(runs / 2), seed },
+          );
+        } else if (bodySchema) {
           // A body made wrong, or no key: a documented 4xx, and nothing stored.
           const breakBody = fc.constantFrom('no readings', 'empty readings', 'bad station_id', 'not an object', 'no key');
           await fc.assert(

@@ -61,6 +61,8 @@ const idParams = z.object({ id: z.string().openapi({ description: 'The snapshot\
 // Enough for any URL of the API: a snapshot request is one URL.
 const maxRequestBytes = 16 * 1024;
 const idPattern = /^[0-9a-f]{24}$/;
+// What a readings URL looks like; its parameters are then held to the endpoint's own rules.
+const readingsUrlPattern = /^(https?:\/\/[^/?#\s]+)?\/api\/v1\/data\/(download|historical|aggregate|compare)\/?(\?\S*)?$/;
 
 /**
  * /snapshots/ (citable, byte-identical answers of the readings endpoints under persistent ids) and
@@ -100,7 +102,17 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       method: 'post', path: '/api/v1/snapshots/', operationId: 'createSnapshot', tag: 'Snapshots',
       summary: 'Keep a readings query as of now under a persistent id, with its files\' sizes and digests',
       description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400. Public, and counted by the read rate limit.',
-      body: { description: 'The readings URL to keep', content: { 'application/json': z.object({ url: z.string().openapi({ example: '/api/v1/data/download/?station=alpine-01&from_date=2026-01-01&to_date=2026-01-31' }) }) } },
+      body: {
+        description: 'The readings URL to keep',
+        content: {
+          'application/json': z.object({
+            url: z.string().regex(readingsUrlPattern).openapi({
+              example: '/api/v1/data/download/?station=alpine-01&from_date=2026-01-01&to_date=2026-01-31',
+              description: 'A URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query, full or from its path',
+            }),
+          }),
+        },
+      },
       responses: {
         201: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
@@ -110,6 +122,9 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
     },
     async (ctx) => {
       const url = await readSnapshotRequest(ctx);
+      if (!readingsUrlPattern.test(url)) {
+        throw invalidParameters([{ param: 'url', message: 'must be a readings URL of this API: /api/v1/data/download/, /historical/, /aggregate/ or /compare/ with its query' }]);
+      }
       const q = parseSnapshotUrl(url, sources);
       // A given as_of is checked as a request's own would be: an instant in the future is a 400.
       const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
