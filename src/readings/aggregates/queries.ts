@@ -104,7 +104,10 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
  * range sums only the readings inside it, as the rollups' cut periods do.
  */
 function asOfRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[], asOfParam: string): string {
-  const bucket = period === 'hour' ? `date_bin('1 hour', ts, '2000-01-01 00:00:00+00')` : `date_trunc('${period}', ts, 'UTC')`;
+  // Hours, days and weeks by arithmetic from a UTC midnight (a Monday for weeks): the same buckets as
+  // date_trunc in the UTC zone, without a zone conversion per reading. Months have no fixed length.
+  const bucket = period === 'month' ? `date_trunc('month', ts, 'UTC')`
+    : `date_bin('${period === 'week' ? '7 days' : `1 ${period}`}', ts, '2000-01-03 00:00:00+00')`;
   const statistics = metrics.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
   return `
     select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (

@@ -109,12 +109,16 @@ describeEngines('reads as of an instant', (env) => {
   it('sums aggregates from the readings as they were, for every period and quality filter', async () => {
     for (const [name, instant] of Object.entries(instants)) {
       const held = log.heldAt(instant);
-      for (const period of ['hour', 'day'] as const) {
+      for (const period of ['hour', 'day', 'week', 'month'] as const) {
         for (const quality of [undefined, 'ok', 'invalid'] as const) {
           const kept = held.filter((r) => !quality || r.flag === quality);
           const buckets = new Map<number, number[]>();
           for (const r of kept) {
-            const start = period === 'hour' ? Math.floor(r.ts / 3_600_000) * 3_600_000 : Math.floor(r.ts / day) * day;
+            const date = new Date(r.ts);
+            const start = period === 'hour' ? Math.floor(r.ts / 3_600_000) * 3_600_000
+              : period === 'day' ? Math.floor(r.ts / day) * day
+                : period === 'week' ? Math.floor(r.ts / day) * day - ((date.getUTCDay() + 6) % 7) * day
+                  : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
             buckets.set(start, [...(buckets.get(start) ?? []), r.temperature_c]);
           }
           const { status, body } = await env().getJson(`/api/v1/data/aggregate/?station=${station}&period=${period}&metrics=temperature_c&as_of=${instant}${quality ? `&quality=${quality}` : ''}`);
