@@ -7,6 +7,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import type { Engine } from '../src/config.js';
 import { createDb } from '../src/db/pool.js';
+import { readingColumnNames } from '../src/readings/reading.js';
 import { upsertStation } from '../src/stations/queries.js';
 
 export const yearMinutes = 525_600;
@@ -44,7 +45,7 @@ export async function loadStationYears(
       const id = `year-${s + 1}`;
       await upsertStation(db.pool, { station_id: id, name: `Year station ${s + 1}`, location_name: 'Bench', altitude_m: 210, latitude: 45, longitude: 6, status: 'active' });
       const started = performance.now();
-      await pipeline(Readable.from(yearLines(id, s, start)), client.query(copyStreams.from('copy readings from stdin')));
+      await pipeline(Readable.from(yearLines(id, s, start)), client.query(copyStreams.from(`copy readings (station_id, ${readingColumnNames.join(', ')}) from stdin`)));
       console.log(`loaded ${id}: ${yearMinutes} readings in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       ids.push(id);
     }

@@ -73,8 +73,9 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
   const { config, db, log } = api.deps;
   const files = createFileCache(config.snapshotCacheMb * 1024 * 1024);
   const maxBytes = config.snapshotMaxMb * 1024 * 1024;
-  // Making a snapshot or its file reads as much as a download does: the same bound per client.
-  const claimSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} snapshots or snapshot files made at a time per client; wait for one to finish`);
+  // Making a snapshot, or comparing one with the live answer, reads as much as a download does: the same
+  // bound per client.
+  const claimSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} snapshots made or compared at a time per client; wait for one to finish`);
   const site = config.baseUrl.replace(/\/api\/v1$/, '');
 
   const record = (row: SnapshotRow) => {
@@ -117,7 +118,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         201: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
         404: { description: 'A station of the URL is unknown' },
-        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots or snapshot files being made' },
+        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
       },
     },
     async (ctx) => {
@@ -171,12 +172,12 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
           206: { description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
           404: { description: 'No snapshot has this id' },
           416: { description: 'The range starts past the end of the file' },
-          429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots or snapshot files being made' },
         },
       },
       async (ctx, { params }) => {
         const row = await snapshotOf(params.id);
-        claimSlot(ctx);
+        // No download slot: a Parquet reader asks for several ranges at once, and requests for a file
+        // being made wait for that one making (the read rate limit still counts each).
         const bytes = await files(`${row.id}.${format}`, () => remake(row, format));
         ctx.set('Content-Disposition', `attachment; filename="envmon_snapshot_${row.id}.${format}"`);
         ctx.set('Link', `<${licenseUrl}>; rel="license"`);
@@ -211,6 +212,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
           content: { 'application/json': z.object({ id: z.string(), as_of: z.string().datetime(), differs: z.boolean(), changes: z.array(changeSchema), added: addedSchema }) },
         },
         404: { description: 'No snapshot has this id' },
+        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
       },
     },
     async (ctx, { params }) => {
