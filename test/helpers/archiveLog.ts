@@ -1,6 +1,6 @@
 // What the archive held at each instant, from what a test itself posted, flagged and deleted.
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * An instant between two writes: after the last one was acknowledged and before the next starts. The

@@ -5,7 +5,7 @@ import { parquetType } from '../../formats/parquet.js';
 import { SharedBytes } from '../../http/answerParts.js';
 import type { AggregateAnswer, AggregateOutput, SettledPart } from './cache.js';
 import { columnsOf } from './columns.js';
-import type { AsOf } from '../core/asOf.js';
+import { asOfPools, readAsOfOn, type AsOf } from '../core/asOf.js';
 import { parquetMetadata, preamble } from '../core/attribution.js';
 import { aggregateJsonPeriods, aggregateReadings, type AggregateArgs, type AggregateRow, type JsonPeriods } from './queries.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
@@ -81,7 +81,8 @@ export const stationInterval = prepared<{ interval_seconds: number }>('envmon_st
  * as it stands otherwise.
  */
 export async function aggregateAsOf(db: Db, args: AggregateArgs, output: AggregateOutput, intervalSeconds?: number): Promise<AggregateAnswer> {
-  return db.replicas.prefer(async ({ readPool }) => {
+  const pools = await asOfPools(db, args.asOf, [args.stationId]);
+  return readAsOfOn(db, pools, async ({ readPool }) => {
     const interval = intervalSeconds ?? (await stationInterval.rows(readPool, [args.stationId]))[0]?.interval_seconds ?? 60;
     const made = await output.make(readPool, interval, { before: Infinity });
     return { answer: new EncodedAnswer(typeof made.body === 'string' ? Buffer.from(made.body) : made.body, output.type), periods: made.periods, exactAt: new Date() };

@@ -5,7 +5,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName } from '../core/attribution.js';
 import { dateRangeErrors } from '../core/params.js';
-import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, readAsOf } from '../core/asOf.js';
 import { requireStation, requireStations, stationParam } from '../core/scope.js';
 import { createAggregateReader } from './cache.js';
 import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
@@ -92,7 +92,9 @@ export function addAggregateRoutes(api: Api): void {
       await requireStations(db.pool, query.stations);
       const seconds = compareInterval(query.hours);
       const compareArgs = { stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality, asOf };
-      // As of an instant, from the readings: the rollups' refresh is not waited for.
+      // As of an instant, from the readings (on the primary, settled when the instant is recent): the
+      // rollups' refresh is not waited for.
+      if (asOf) await asOfPools(db, asOf, query.stations);
       const result = asOf ? await compareStations(db.pool, compareArgs) : await readCurrent(db, () => compareStations(db.pool, compareArgs));
       ctx.body = {
         param: query.param, hours: query.hours, quality: query.quality ?? null, interval_seconds: seconds,

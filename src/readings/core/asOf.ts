@@ -1,6 +1,9 @@
 import type { Context } from 'koa';
+import type { Db } from '../../db/pool.js';
+import type { ReadPools } from '../../db/replicas.js';
 import { invalidParameters } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
+import { lockStationExclusively } from './stationLock.js';
 
 /** An instant a read is answered as of (to the millisecond): what the archive held then. */
 export type AsOf = { iso: string; at: Date };
@@ -49,4 +52,26 @@ export function instantAsOf(param: string, text: string): AsOf {
   if (Number.isNaN(at.getTime())) throw invalidParameters([{ param, message: 'must be an instant that exists' }]);
   if (at.getTime() > Date.now()) throw invalidParameters([{ param, message: 'must not be in the future' }]);
   return { iso: at.toISOString(), at };
+}
+
+// A batch holds its station's lock from before the instant it records until it commits, for far less than this.
+const settleWindowMs = 60_000;
+
+/**
+ * Where a read as of `asOf` runs: on a current replica as any heavy read, but for an instant in the last
+ * minute, which a batch still open might yet be recorded at. Its stations' locks are then taken alone
+ * for a moment first (every batch recorded by the instant has then committed), and the read runs on the
+ * primary, which a replica may not have caught up with.
+ */
+export async function asOfPools(db: Db, asOf: AsOf | undefined, stationIds: readonly string[]): Promise<ReadPools | undefined> {
+  if (!asOf || Date.now() - asOf.at.getTime() > settleWindowMs) return undefined;
+  await db.pool.transaction(async (tx) => {
+    for (const id of [...stationIds].sort()) await lockStationExclusively(tx, id);
+  });
+  return { readPool: db.readPool, streamPool: db.streamPool };
+}
+
+/** Runs `read` where asOfPools says: on the pools given, else on a current replica or the primary. */
+export async function readAsOfOn<T>(db: Db, pools: ReadPools | undefined, read: (pools: ReadPools) => Promise<T>): Promise<T> {
+  return pools ? read(pools) : db.replicas.prefer(read);
 }

@@ -4,7 +4,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { clientSlots, guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from '../core/attribution.js';
-import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStations, stationParam } from '../core/scope.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
@@ -41,7 +41,8 @@ export function addExportRoutes(api: Api): void {
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf);
       const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf };
-      const body = await db.replicas.prefer(({ streamPool }) => query.output === 'parquet'
+      const pools = await asOfPools(db, asOf, stationIds);
+      const body = await readAsOfOn(db, pools, ({ streamPool }) => query.output === 'parquet'
         ? streamParquetDownload(streamPool, args, parquetMetadata(cite, asOf))
         : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all')])));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';

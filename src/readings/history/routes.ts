@@ -4,7 +4,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { notFound } from '../../http/problem.js';
 import { guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
-import { acceptDatetimeHeader, readAsOf } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStation, stationParam } from '../core/scope.js';
 import { readingSchema, shapeReading } from '../reading.js';
 import { streamHistorical } from './historical.js';
@@ -62,7 +62,8 @@ export function addHistoryRoutes(api: Api): void {
       const asOf = readAsOf(ctx, query.as_of);
       // Checked before the first byte: once the answer streams, the status cannot change.
       await requireStation(db.pool, stationId);
-      const body = await db.replicas.prefer(({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf }));
+      const pools = await asOfPools(db, asOf, [stationId]);
+      const body = await readAsOfOn(db, pools, ({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf }));
       ctx.type = 'application/json; charset=utf-8';
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;

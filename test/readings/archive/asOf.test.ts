@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { deleteReadings } from '../../../src/readings/operator/removal.js';
 import { recordOverride } from '../../../src/readings/operator/overrides.js';
 import { describeEngines, type TestEnv } from '../../helpers/app.js';
-import { ArchiveLog, between, csvRows, type Posted } from '../../helpers/archiveLog.js';
+import { ArchiveLog, between, csvRows, pause, type Posted } from '../../helpers/archiveLog.js';
 import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 
 const minute = 60_000;
@@ -47,6 +48,10 @@ describeEngines('reads as of an instant', (env) => {
     instants.backfilled = await between();
     await post(minutes(1440, 10, 99));
     instants.resent = await between();
+    // A whole second between two writes, for Accept-Datetime (an HTTP-date names whole seconds).
+    const wholeSecond = Math.ceil(Date.now() / 1000) * 1000;
+    await pause(wholeSecond - Date.now() + 5);
+    instants.wholeSecond = new Date(wholeSecond).toISOString();
     const flagStart = base + 1450 * minute;
     const flagEnd = base + 1470 * minute;
     log.flagged(await between(), flagStart, flagEnd, 'invalid');
@@ -84,7 +89,7 @@ describeEngines('reads as of an instant', (env) => {
     assert.equal(read.metadata.as_of, at);
     assert.equal(read.rows.length, log.heldAt(at).length);
     // RFC 7089: an HTTP-date, to the second.
-    const second = new Date(Math.floor(Date.parse(instants.resent!) / 1000) * 1000);
+    const second = new Date(instants.wholeSecond!);
     const memento = await env().get(`/api/v1/data/download/?station=${station}`, { headers: { 'Accept-Datetime': second.toUTCString() } });
     assert.equal(memento.headers.get('memento-datetime'), second.toUTCString());
     assert.deepEqual(csvRows(await memento.text()).map((l) => { const f = l.split(','); return `${f[0]},${f[1]},${f[7]}`; }), expectedRows(log.heldAt(second.toISOString())));
@@ -171,5 +176,36 @@ describeEngines('reads as of an instant', (env) => {
       if (!values) assert.equal(got, null, t);
       else assert.ok(Math.abs(got - values.reduce((a, b) => a + b, 0) / values.length) < 1e-9, t);
     });
+  });
+
+  it('waits, for an instant in the last minute, for a batch of the station still open at that instant', async function () {
+    this.timeout(30_000);
+    const late = 'asof-late';
+    await stationWithKey(env(), late);
+    // A batch in flight, as ingest writes one: the station's lock held shared, then a transaction whose
+    // readings record its start.
+    const batch = new pg.Client({ connectionString: env().databaseUrl });
+    await batch.connect();
+    try {
+      await batch.query('select pg_advisory_lock_shared(7301946, hashtext($1))', [late]);
+      await batch.query('begin');
+      await batch.query(`insert into readings (station_id, ts, temperature_c) values ($1, now() - interval '1 hour', 7.5)`, [late]);
+      const instant = await between();
+      let answered = false;
+      const read = env().get(`/api/v1/data/download/?station=${late}&as_of=${instant}`).then(async (r) => {
+        answered = true;
+        return r.text();
+      });
+      // The read waits for the batch's lock: it must not answer before the batch commits.
+      const waiting = async () => (await batch.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory' and datname = current_database()`)).rows[0]!.n;
+      while (!answered && (await waiting()) === 0) await pause(10);
+      assert.equal(answered, false, 'the read as of a recent instant did not wait for the batch in flight');
+      await batch.query('commit');
+      await batch.query('select pg_advisory_unlock_all()');
+      assert.deepEqual(csvRows(await read).map((line) => line.split(',')[1]), ['7.5']);
+    } finally {
+      await batch.end();
+    }
   });
 });
