@@ -19,7 +19,9 @@ export const problemSchema = z
 
 type AnyObject = z.AnyZodObject;
 
-type Responses = Record<number, { description: string; content?: Record<string, z.ZodTypeAny> }>;
+/** A response's headers a client reads, by name, each with what it says. */
+type ResponseHeaders = Record<string, string>;
+type Responses = Record<number, { description: string; content?: Record<string, z.ZodTypeAny>; headers?: ResponseHeaders }>;
 
 export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   method: 'get' | 'post';
@@ -110,6 +112,9 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
         : Number(status) >= 400
           ? { content: problemContent }
           : {}),
+      ...(response.headers
+        ? { headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' as const } }])) }
+        : {}),
     };
   }
   if ((spec.query || spec.params) && !responses['400']) {

@@ -5,7 +5,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName } from '../core/attribution.js';
 import { dateRangeErrors } from '../core/params.js';
-import { acceptDatetimeHeader, asOfPools, readAsOf } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf } from '../core/asOf.js';
 import { requireStation, requireStations, stationParam } from '../core/scope.js';
 import { createAggregateReader } from './cache.js';
 import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
@@ -46,6 +46,7 @@ export function addAggregateRoutes(api: Api): void {
         200: {
           description: 'The aggregates',
           content: { 'application/json': aggregateSchema, 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
+          headers: { 'Memento-Datetime': `${mementoHeader['Memento-Datetime']}; also, without them, on the last exact answer given while a backfill waits for its refresh` },
         },
         404: { description: 'The station is unknown' },
       },
@@ -83,7 +84,7 @@ export function addAggregateRoutes(api: Api): void {
       query: compareQuerySchema,
       headers: acceptDatetimeHeader,
       responses: {
-        200: { description: 'The aligned series', content: { 'application/json': compareSchema } },
+        200: { description: 'The aligned series', content: { 'application/json': compareSchema }, headers: mementoHeader },
         404: { description: 'A station is unknown' },
       },
     },

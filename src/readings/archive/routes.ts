@@ -49,6 +49,15 @@ const changeSchema = z
     reason: z.string().optional().openapi({ description: 'override, deletion: the operator\'s reason' }),
   })
   .openapi('Change');
+// What a client of a snapshot's file reads in its headers.
+const fileHeaders = {
+  'Content-Length': 'The file\'s size, the same on every request',
+  ETag: 'A strong tag: "sha256-<hex digest>"',
+  'Repr-Digest': 'The file\'s SHA-256 (RFC 9530)',
+  'Accept-Ranges': 'bytes',
+  'Memento-Datetime': 'The instant the snapshot is as of (RFC 7089)',
+};
+
 const addedSchema = z.object({ count: z.number().int(), first: z.string().datetime().nullable(), last: z.string().datetime().nullable() });
 
 const changesQuery = z.object({
@@ -115,7 +124,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         },
       },
       responses: {
-        201: { description: 'The snapshot', content: { 'application/json': snapshotSchema } },
+        201: { description: 'The snapshot', content: { 'application/json': snapshotSchema }, headers: { Location: 'The snapshot\'s URL' } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
         404: { description: 'A station of the URL is unknown' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
@@ -168,8 +177,11 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         description: `Made again from the archive as of the snapshot's instant and sent only when its SHA-256 is the one recorded (else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\` and byte ranges (\`Range\`, 206; 416 past the end), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
         params: idParams,
         responses: {
-          200: { description: 'The file', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
-          206: { description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) } },
+          200: { description: 'The file', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) }, headers: fileHeaders },
+          206: {
+            description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) },
+            headers: { ...fileHeaders, 'Content-Range': 'The range sent: bytes <first>-<last>/<size>' },
+          },
           404: { description: 'No snapshot has this id' },
           416: { description: 'The range starts past the end of the file' },
         },
@@ -219,8 +231,8 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       const row = await snapshotOf(params.id);
       const q = querySnapshot(row, sources);
       const asOf = snapshotAsOf(row);
-      const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf));
       claimSlot(ctx);
+      const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf));
       ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources, maxBytes), changes, added };
     },
   );

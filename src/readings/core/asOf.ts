@@ -17,6 +17,9 @@ export const asOfSchema = z
     description: 'Answer as the archive stood at this instant (ISO 8601, to the millisecond; UTC unless it carries an offset): the readings recorded by then and not deleted by then, each with the quality flag in force then, aggregates included. Not in the future (400); before the first reading, the answer is empty. Also taken as an `Accept-Datetime` header (RFC 7089); the answer then names it in `Memento-Datetime`.',
   });
 
+/** The response header of an answer as of an instant, for the document. */
+export const mementoHeader = { 'Memento-Datetime': 'With as_of or Accept-Datetime: the instant the answer is as of (RFC 7089), to the second' };
+
 /** The request header of RFC 7089, documented beside the query parameters. */
 export const acceptDatetimeHeader = z.object({
   'accept-datetime': z.string().optional().openapi({

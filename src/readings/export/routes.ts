@@ -4,7 +4,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { clientSlots, guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from '../core/attribution.js';
-import { acceptDatetimeHeader, asOfPools, readAsOf, readAsOfOn } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStations, stationParam } from '../core/scope.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
@@ -27,6 +27,7 @@ export function addExportRoutes(api: Api): void {
         200: {
           description: 'CSV: comment lines with licence and citation, a header row, then the readings; or (output=parquet) a Parquet file of the same columns, the licence and citation in its key-value metadata',
           content: { 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
+          headers: { ...mementoHeader, 'X-Attribution': 'The citation', 'Content-Disposition': 'The file\'s name' },
         },
         404: { description: 'A station is unknown' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) downloads open' },

@@ -4,7 +4,7 @@ import { cachePolicy } from '../../http/cachePolicy.js';
 import { notFound } from '../../http/problem.js';
 import { guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
-import { acceptDatetimeHeader, asOfPools, readAsOf, readAsOfOn } from '../core/asOf.js';
+import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStation, stationParam } from '../core/scope.js';
 import { readingSchema, shapeReading } from '../reading.js';
 import { streamHistorical } from './historical.js';
@@ -53,7 +53,7 @@ export function addHistoryRoutes(api: Api): void {
       query: historicalQuerySchema(config.defaultStation),
       headers: acceptDatetimeHeader,
       responses: {
-        200: { description: 'The readings', content: { 'application/json': historicalSchema } },
+        200: { description: 'The readings', content: { 'application/json': historicalSchema }, headers: mementoHeader },
         404: { description: 'The station is unknown' },
       },
     },
