@@ -35,8 +35,7 @@ export async function snapshotsCommand(config: Config, db: Db, args: string[], o
   for (const row of rows) {
     const failed: string[] = [];
     for (const format of snapshotFormats) {
-      const { matches } = await remakeFile(db.streamPool, row, sources, format);
-      if (!matches) failed.push(format);
+      if (!(await remakeFile(db.streamPool, row, sources, format))) failed.push(format);
     }
     differing += failed.length > 0 ? 1 : 0;
     out(`${row.id}\t${failed.length === 0 ? 'ok' : `DIFFERS (${failed.join(', ')})`}\t${snapshotUrl(config.baseUrl, row.id)}`);

@@ -2,16 +2,13 @@ import { dateRangeErrors } from '../core/params.js';
 import type { PgPool } from '../../db/pgPool.js';
 import { parquetBuffer } from '../../formats/parquet.js';
 import type { AsOf } from '../core/asOf.js';
-import { anySource, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
+import { describeRange, periodAdjective } from '../core/attribution.js';
+import { anySource, daysSpan, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { columnsOf } from './columns.js';
 import { stationInterval } from './outputs.js';
 import { aggregateReadings, compareInterval, compareQuery, type AggregateArgs, type CompareArgs, type CompareRow } from './queries.js';
 import { aggregateQuerySchema, compareQuerySchema, type AggregateQuery, type CompareQuery } from './schema.js';
 import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js';
-
-const periodAdjective = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' } as const;
-const describeRange = (from?: string, to?: string) =>
-  from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
 
 /** /data/aggregate/: a station's statistics per period, summed from its readings as of the snapshot's instant. */
 export function aggregateSnapshotSource(defaultStation: string | undefined): SnapshotSource {
@@ -24,11 +21,8 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
     schema: aggregateQuerySchema(defaultStation),
     checks: dateRangeErrors,
     stations: (query) => [stationOf(query)],
-    span: (query) => ({
-      start: query.from_date ? `${query.from_date}T00:00:00.000Z` : null,
-      end: query.to_date ? new Date(Date.parse(`${query.to_date}T00:00:00Z`) + 86_400_000).toISOString() : null,
-    }),
-    describe: (query) => `${periodAdjective[query.period]} aggregates of readings of station ${stationOf(query)} ${describeRange(query.from_date, query.to_date)}`,
+    span: (query) => daysSpan(query.from_date, query.to_date),
+    describe: (query) => `${periodAdjective[query.period]} aggregates of readings of station ${stationOf(query)} ${describeRange({ from: query.from_date, to: query.to_date })}`,
     // Coverage counts with the station's interval as it was when the snapshot was made.
     pin: async (pool, query) => ({ intervalSeconds: (await stationInterval.rows(pool, [stationOf(query)]))[0]?.interval_seconds ?? 60 }),
     csv: async (pool, query, asOf, pinned) => {

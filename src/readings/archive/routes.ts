@@ -204,10 +204,9 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
    * again on the primary when a replica's does not match (it may not yet have replayed the instant).
    */
   async function remake(row: SnapshotRow, format: SnapshotFormat): Promise<Buffer> {
-    const first = await db.replicas.prefer(({ streamPool }) => remakeFile(streamPool, row, sources, format));
-    if (first.matches) return first.bytes;
-    const again = await remakeFile(db.streamPool, row, sources, format);
-    if (again.matches) return again.bytes;
+    const bytes = await db.replicas.prefer(({ streamPool }) => remakeFile(streamPool, row, sources, format))
+      ?? await remakeFile(db.streamPool, row, sources, format);
+    if (bytes) return bytes;
     log.error({ snapshot: row.id, format }, 'a snapshot file made again differs from its recorded digest');
     throw new Problem(500, 'snapshot-differs', 'Internal Server Error', `snapshot ${row.id}'s ${format} file could not be made as it was recorded; it is not sent`);
   }

@@ -3,15 +3,13 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../db/pool.js';
 import type { PgPool } from '../../db/pgPool.js';
-import type { AsOf } from '../core/asOf.js';
+import { settleStations, type AsOf } from '../core/asOf.js';
 import { licenseUrl } from '../core/attribution.js';
-import { lockStationExclusively } from '../core/stationLock.js';
 import { SnapshotTooLargeError, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { snapshotQueryOf, type SnapshotQuery } from './snapshotQuery.js';
 
 export const snapshotFormats = ['csv', 'parquet'] as const;
 export type SnapshotFormat = (typeof snapshotFormats)[number];
-export type FileRecord = { bytes: number; rows: number; sha256: string };
 
 /**
  * What a snapshot keeps beside its query: the comment lines of its CSV, the Parquet key-value metadata
@@ -48,29 +46,13 @@ function snapshotId(path: string, canonical: string, resultSha256: string): stri
   return createHash('sha256').update(`${path}?${canonical}\n${resultSha256}`).digest('hex').slice(0, 24);
 }
 
-/**
- * The instant a new snapshot is as of: now, once every write of its stations in flight has committed.
- * Their locks are taken alone for a moment: a batch recorded before it has then committed, and one
- * recorded after it cannot be seen as of it. To the millisecond, as every as_of is.
- */
-async function settledNow(db: Db, stationIds: readonly string[]): Promise<AsOf> {
-  const at = await db.pool.transaction(async (tx) => {
-    for (const id of [...stationIds].sort()) await lockStationExclusively(tx, id);
-    return tx.oneFirst(sql.type(z.object({ at: z.string() }))`
-      select to_char(date_trunc('milliseconds', clock_timestamp()) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at`);
-  });
-  return { iso: at, at: new Date(at) };
-}
-
 /** The citation of a snapshot: what it holds, as of when, under which persistent address. */
-export function snapshotCitation(source: SnapshotSource, query: Record<string, unknown>, asOf: AsOf, url: string): string {
+function snapshotCitation(source: SnapshotSource, query: Record<string, unknown>, asOf: AsOf, url: string): string {
   return `envmon environmental monitoring network, ${source.describe(query)}, as of ${asOf.iso}. Snapshot ${url}. Licensed CC BY 4.0.`;
 }
 
 /** The CSV file of a snapshot: its comment lines, then the header row and rows of its answer. */
 const withComments = (comments: string, body: Buffer) => Buffer.concat([Buffer.from(comments), body]);
-
-export type MadeFile = { bytes: Buffer; record: FileRecord };
 
 /** Makes a snapshot's file from the archive, as of its instant, on `pool`. */
 async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: SnapshotPins, format: SnapshotFormat, maxBytes: number): Promise<Buffer> {
@@ -85,7 +67,7 @@ async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: Snapsh
  */
 export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, maxBytes: number, given?: AsOf): Promise<SnapshotRow> {
   const stations = q.source.stations(q.query);
-  const asOf = given ?? (await settledNow(db, stations));
+  const asOf = given ?? (await settleStations(db, stations));
   const pinned = await q.source.pin(db.streamPool, q.query, asOf);
   const body = await q.source.csv(db.streamPool, q.query, asOf, pinned, maxBytes);
   const resultSha256 = sha256(body.bytes);
@@ -135,23 +117,23 @@ export function querySnapshot(row: SnapshotRow, sources: readonly SnapshotSource
 }
 
 /**
- * A snapshot's file made again, on `pool` (a replica's or the primary's), with whether its digest is
- * the one recorded: the bytes are given out only when it is.
+ * A snapshot's file made again, on `pool` (a replica's or the primary's): its bytes when their digest is
+ * the one recorded, else null (they are never given out).
  */
-export async function remakeFile(pool: PgPool, row: SnapshotRow, sources: readonly SnapshotSource[], format: SnapshotFormat): Promise<{ bytes: Buffer; matches: boolean }> {
+export async function remakeFile(pool: PgPool, row: SnapshotRow, sources: readonly SnapshotSource[], format: SnapshotFormat): Promise<Buffer | null> {
   const recorded = row.files[format]!;
   // A file longer than the one recorded cannot be it: it is not made to its end.
   const bytes = await makeFile(pool, querySnapshot(row, sources), asOfOf(row), pinsOf(row), format, recorded.bytes).catch((error: unknown) => {
     if (error instanceof SnapshotTooLargeError) return null;
     throw error;
   });
-  return bytes && sha256(bytes) === recorded.sha256 && bytes.length === recorded.bytes ? { bytes, matches: true } : { bytes: bytes ?? Buffer.alloc(0), matches: false };
+  return bytes && bytes.length === recorded.bytes && sha256(bytes) === recorded.sha256 ? bytes : null;
 }
 
 /** Whether the live answer to the snapshot's query differs from the snapshot's (its header and rows). */
 export async function liveDiffers(db: Db, row: SnapshotRow, sources: readonly SnapshotSource[], maxBytes: number): Promise<boolean> {
   const q = querySnapshot(row, sources);
-  const now = await settledNow(db, q.source.stations(q.query));
+  const now = await settleStations(db, q.source.stations(q.query));
   try {
     const body = await q.source.csv(db.streamPool, q.query, now, pinsOf(row), maxBytes);
     return sha256(body.bytes) !== row.result_sha256;

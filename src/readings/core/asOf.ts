@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { sql } from 'slonik';
 import type { Db } from '../../db/pool.js';
 import type { ReadPools } from '../../db/replicas.js';
 import { invalidParameters } from '../../http/problem.js';
@@ -68,10 +69,23 @@ const settleWindowMs = 60_000;
  */
 export async function asOfPools(db: Db, asOf: AsOf | undefined, stationIds: readonly string[]): Promise<ReadPools | undefined> {
   if (!asOf || Date.now() - asOf.at.getTime() > settleWindowMs) return undefined;
-  await db.pool.transaction(async (tx) => {
-    for (const id of [...stationIds].sort()) await lockStationExclusively(tx, id);
-  });
+  await settleStations(db, stationIds);
   return { readPool: db.readPool, streamPool: db.streamPool };
+}
+
+/**
+ * Takes the stations' locks alone for a moment (in one order, so that two callers never wait on each
+ * other): every batch of theirs recorded before then has committed, and one recorded later cannot be
+ * seen as of an instant before it. Returns that moment, to the millisecond (the database's clock), which
+ * a new snapshot is as of.
+ */
+export async function settleStations(db: Db, stationIds: readonly string[]): Promise<AsOf> {
+  const at = await db.pool.transaction(async (tx) => {
+    for (const id of [...stationIds].sort()) await lockStationExclusively(tx, id);
+    return tx.oneFirst(sql.type(z.object({ at: z.string() }))`
+      select to_char(date_trunc('milliseconds', clock_timestamp()) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at`);
+  });
+  return { iso: at, at: new Date(at) };
 }
 
 /** Runs `read` where asOfPools says: on the pools given, else on a current replica or the primary. */

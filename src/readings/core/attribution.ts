@@ -9,9 +9,10 @@ type Range = { from?: string; to?: string };
 /** What a file holds: the raw readings, or their aggregates over a period. */
 export type Dataset = { kind: 'readings' } | { kind: 'aggregate'; period: AggregatePeriod };
 
-const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
+export const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
 
-const describeRange = ({ from, to }: Range) =>
+/** A range of dates in words: "from A to B", "up to B", "full history". */
+export const describeRange = ({ from, to }: Range) =>
   from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
 
 /**

@@ -9,6 +9,12 @@ import type { AsOf } from './asOf.js';
  */
 export type Pinned = { intervalSeconds?: number; windowEnd?: string };
 
+/** The instants whole UTC days from `from` to `to` (inclusive) cover, for a snapshot's span. */
+export const daysSpan = (from?: string, to?: string) => ({
+  start: from ? `${from}T00:00:00.000Z` : null,
+  end: to ? new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() : null,
+});
+
 /** A file made from the archive: its bytes and how many rows of data it holds. */
 export type DataFile = { bytes: Buffer; rows: number };
 

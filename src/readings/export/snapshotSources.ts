@@ -1,11 +1,10 @@
 import type { AsOf } from '../core/asOf.js';
 import { historicalQuerySchema, type HistoricalQuery } from '../core/params.js';
-import { anySource, collect, csvRecords, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
+import { describeRange } from '../core/attribution.js';
+import { anySource, collect, csvRecords, daysSpan, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { downloadColumns, streamDownload, streamParquetDownload, type DownloadArgs } from './download.js';
 import { downloadErrors, downloadQuerySchema, type DownloadQuery } from './schema.js';
 
-const describeRange = (from?: string, to?: string) =>
-  from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
 const stationsWord = (ids: string[]) => `station${ids.length > 1 ? 's' : ''} ${ids.join(', ')}`;
 
 /** A readings file's CSV (header row and rows) and Parquet file, for a snapshot of the readings `args` names. */
@@ -36,11 +35,8 @@ export function downloadSnapshotSource(defaultStation: string | undefined): Snap
     schema: downloadQuerySchema(defaultStation),
     checks: downloadErrors,
     stations: (query) => stationsOf(query, defaultStation),
-    span: (query) => ({
-      start: query.from_date ? `${query.from_date}T00:00:00.000Z` : null,
-      end: query.to_date ? new Date(Date.parse(`${query.to_date}T00:00:00Z`) + 86_400_000).toISOString() : null,
-    }),
-    describe: (query) => `readings of ${stationsWord(stationsOf(query, defaultStation))} ${describeRange(query.from_date, query.to_date)}`,
+    span: (query) => daysSpan(query.from_date, query.to_date),
+    describe: (query) => `readings of ${stationsWord(stationsOf(query, defaultStation))} ${describeRange({ from: query.from_date, to: query.to_date })}`,
     pin: async () => ({}),
   });
 }
