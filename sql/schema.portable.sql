@@ -88,6 +88,12 @@ table publications (
   search tsvector generated always as (((setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, ((COALESCE(abstract, ''::text) || ' '::text) || COALESCE(plain_language_summary, ''::text))), 'B'::"char")) || setweight(to_tsvector('english'::regconfig, ((authors || ' '::text) || journal)), 'C'::"char"))) stored
 )
 
+table qc_configs (
+  station_id text not null,
+  set_at timestamp with time zone not null default clock_timestamp(),
+  config jsonb
+)
+
 table quality_overrides (
   id bigint not null,
   station_id text not null,
@@ -507,6 +513,10 @@ constraint publications_pub_type_check on publications: CHECK ((pub_type = ANY (
 
 constraint publications_year_check on publications: CHECK (((year >= 1800) AND (year <= 2200)))
 
+constraint qc_configs_pkey on qc_configs: PRIMARY KEY (station_id, set_at)
+
+constraint qc_configs_station_id_fkey on qc_configs: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
+
 constraint quality_overrides_check on quality_overrides: CHECK ((from_ts <= to_ts))
 
 constraint quality_overrides_flag_check on quality_overrides: CHECK ((flag = ANY (ARRAY['ok'::text, 'suspect'::text, 'invalid'::text])))
@@ -620,6 +630,8 @@ CREATE UNIQUE INDEX publications_pkey ON public.publications USING btree (id)
 CREATE INDEX publications_search_idx ON public.publications USING gin (search)
 
 CREATE INDEX publications_year_idx ON public.publications USING btree (year DESC, id DESC)
+
+CREATE UNIQUE INDEX qc_configs_pkey ON public.qc_configs USING btree (station_id, set_at)
 
 CREATE UNIQUE INDEX quality_overrides_pkey ON public.quality_overrides USING btree (id)
 

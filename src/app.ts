@@ -9,6 +9,7 @@ import { createLiveReadings, type LiveReadings } from './readings/live/feed.js';
 import { addLiveRoutes } from './readings/live/routes.js';
 import { addAggregateRoutes } from './readings/aggregates/routes.js';
 import { addExportRoutes } from './readings/export/routes.js';
+import { addQualityRoutes } from './readings/quality/routes.js';
 import { addHistoryRoutes } from './readings/history/routes.js';
 import { addArchiveRoutes } from './readings/archive/routes.js';
 import { snapshotSources } from './snapshotSources.js';
@@ -43,6 +44,7 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   addHistoryRoutes(api);
   addAggregateRoutes(api);
   addExportRoutes(api);
+  addQualityRoutes(api);
   addArchiveRoutes(api, snapshotSources(deps.config.defaultStation));
   addLiveRoutes(api, live);
   addIngestRoutes(api);

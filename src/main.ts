@@ -13,11 +13,12 @@ import { RollupsDifferError, rollupsCommand } from './cli/rollups.js';
 import { isEmpty, loadDemo } from './cli/demo.js';
 import { serveCommand } from './cli/serve.js';
 import { SnapshotsDifferError, snapshotsCommand } from './cli/snapshots.js';
+import { qcCommand } from './cli/qc.js';
 import { stationsCommand } from './cli/stations.js';
 import { UsageError, usage } from './cli/usage.js';
 import { PortInUseError } from './http/server.js';
 
-const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'snapshots', 'import']);
+const commands = new Set(['serve', 'migrate', 'demo', 'stations', 'keys', 'flag', 'readings', 'rollups', 'snapshots', 'qc', 'import']);
 
 /** Errors that an operator fixes from one line; anything else is a defect and keeps its stack. */
 const oneLineErrors = [ContentImportError, ConfigError, EmbeddedPostgresError, EngineError, MigrationError, PortInUseError, RollupsDifferError, SnapshotsDifferError, StartupError, UsageError];
@@ -65,6 +66,9 @@ async function run(argv: string[]): Promise<number> {
         break;
       case 'snapshots':
         await snapshotsCommand(config, db, args, out);
+        break;
+      case 'qc':
+        await qcCommand(db, args, out);
         break;
       case 'import':
         await importCommand(db, args, out);

@@ -24,6 +24,10 @@ commands:
   snapshots list                 list the snapshots: id, as_of, rows, query
   snapshots verify [ID]          make each snapshot's files (or one's) again and compare their SHA-256
                                  with those recorded (exit 1 if any differs)
+  qc show ID                     print the QARTOD tests station ID's readings are flagged by (ioos_qc's
+                                 configuration format; the defaults unless it has its own)
+  qc set ID FILE                 give station ID its own configuration from FILE (JSON in that format)
+  qc reset ID                    return station ID to the default configuration
   rollups verify [--station ID] [--repair]
                                  check every rollup level against a GROUP BY over the readings;
                                  --repair makes the buckets that differ again (exit 1 if any still differ)`;

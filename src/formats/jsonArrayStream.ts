@@ -14,6 +14,8 @@ export class JsonArrayStream extends Transform {
   constructor(
     private readonly head: string,
     private readonly tail: (count: number) => string,
+    /** Rewrites each row's JSON text (to add fields computed outside the database). */
+    private readonly decorate: (row: string) => string = (row) => row,
   ) {
     super();
   }
@@ -28,7 +30,7 @@ export class JsonArrayStream extends Transform {
     this.carry = text.slice(end + 1);
     let out = this.count === 0 ? `${this.head}[` : '';
     for (const line of text.slice(0, end).split('\n')) {
-      out += (this.count++ === 0 ? '' : ',') + line.replaceAll('\\\\', '\\');
+      out += (this.count++ === 0 ? '' : ',') + this.decorate(line.replaceAll('\\\\', '\\'));
     }
     callback(null, out);
   }

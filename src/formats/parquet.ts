@@ -5,7 +5,7 @@ import type { ColumnValues } from '../db/copyBinary.js';
 export const parquetType = 'application/vnd.apache.parquet';
 
 /** A column of a Parquet file: its name and Parquet type; every value column may be null. */
-export type ParquetColumn = { name: string; kind: 'timestamp' | 'double' | 'int64' | 'string'; required?: boolean };
+export type ParquetColumn = { name: string; kind: 'timestamp' | 'double' | 'int32' | 'int64' | 'string'; required?: boolean };
 
 function schemaElement({ name, kind, required }: ParquetColumn): SchemaElement {
   const repetition_type = required ? 'REQUIRED' : 'OPTIONAL';
@@ -14,6 +14,7 @@ function schemaElement({ name, kind, required }: ParquetColumn): SchemaElement {
     case 'timestamp':
       return { name, repetition_type, type: 'INT64', converted_type: 'TIMESTAMP_MICROS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' } };
     case 'double': return { name, repetition_type, type: 'DOUBLE' };
+    case 'int32': return { name, repetition_type, type: 'INT32' };
     case 'int64': return { name, repetition_type, type: 'INT64' };
     case 'string': return { name, repetition_type, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
   }

@@ -8,6 +8,9 @@ import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric }
 import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
+import type { QcConfig } from '../core/qc/config.js';
+import { stationQcFlags } from '../core/qc/flags.js';
+import { qcFlag } from '../core/qc/qartod.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
@@ -24,7 +27,40 @@ export type AggregateArgs = {
   metrics?: readonly RollupMetric[];
   /** The instant the archive is read as of: the periods are then summed from its readings as they were. */
   asOf?: AsOf;
+  /**
+   * qc=pass: the station's quality-control configuration; each metric's statistics then leave out the
+   * readings whose aggregate QARTOD flag for it is not pass (metrics without tests keep every value).
+   */
+  qcPass?: QcConfig;
 };
+
+/** The readings some metric of which does not pass, as epoch milliseconds and a bit per rollup metric. */
+type Failing = { ms: number[]; mask: number[] };
+
+/** Which readings of the range qc=pass leaves out, of which metrics. */
+async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Failing> {
+  const range = {
+    from: args.from ? `${args.from}T00:00:00Z` : undefined,
+    to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+  };
+  const flags = await stationQcFlags(pool, args.stationId, range, args.qcPass!, args.asOf);
+  const tested = flags.streams.flatMap((s) => {
+    const bit = rollupMetrics.indexOf(s.field as RollupMetric);
+    return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
+  });
+  const failing: Failing = { ms: [], mask: [] };
+  for (let i = 0; i < flags.times.length; i++) {
+    let mask = 0;
+    for (const { bit, aggregate } of tested) if (aggregate[i] !== qcFlag.pass) mask |= bit;
+    if (mask) {
+      failing.ms.push(flags.times[i]!);
+      failing.mask.push(mask);
+    }
+  }
+  return failing;
+}
+
+const arrayText = (values: number[]) => `{${values.join(',')}}`;
 
 /**
  * One period's statistics: period_start in epoch milliseconds, count, the columns' values in their order,
@@ -66,11 +102,11 @@ function columnSql({ metric: m, stat }: AggregateColumn): string {
  * the period inside the range, rounded up, and `coverage_pct` is count against it to one decimal,
  * rounded half up.
  */
-function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly AggregateColumn[], asOfParam?: string): string {
+function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly AggregateColumn[], raw?: RawSource): string {
   const rollup = rollupOf[period];
   const used = rollupMetrics.filter((m) => columns.some((c) => c.metric === m));
   const rollupColumns = used.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ');
-  const source = asOfParam ? asOfRollupSql(period, used, asOfParam) : !cut
+  const source = raw ? rawRollupSql(period, used, raw) : !cut
     ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
     : `select bucket, n, ${rollupColumns} from ${rollup}
          where ${rowFilter} and bucket >= ${rangeStart} and ${utcPlusOne('bucket', period)} <= ${rangeEnd}
@@ -97,25 +133,40 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
 }
 
 /**
- * What a rollup holds for the periods of the range, summed from the readings as the archive held them at
- * the instant in parameter `asOfParam`, with the same statistics (count, sum, min, max, M2): an answer as
- * of an instant is the GROUP BY over those readings, whatever the rollups say now. The readings are
- * summed in timestamp order, so that the same readings always give the same doubles. A period cut by the
- * range sums only the readings inside it, as the rollups' cut periods do.
+ * Where an aggregate is summed from raw readings rather than read from the rollups: the parameter holding
+ * the instant the archive is read as of, and those holding the readings qc=pass leaves out (epoch
+ * milliseconds and a bit per rollup metric).
  */
-function asOfRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[], asOfParam: string): string {
+type RawSource = { asOfParam?: string; failingParams?: readonly [string, string] };
+
+/**
+ * What a rollup holds for the periods of the range, summed from the readings with the same statistics
+ * (count, sum, min, max, M2): as the archive held them at an instant (whatever the rollups say now),
+ * and with qc=pass less each metric's values that did not pass. The readings are summed in timestamp
+ * order, so that the same readings always give the same doubles. A period cut by the range sums only
+ * the readings inside it, as the rollups' cut periods do.
+ */
+function rawRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[], raw: RawSource): string {
   // Hours, days and weeks by arithmetic from a UTC midnight (a Monday for weeks): the same buckets as
   // date_trunc in the UTC zone, without a zone conversion per reading. Months have no fixed length.
   const bucket = period === 'month' ? `date_trunc('month', ts, 'UTC')`
     : `date_bin('${period === 'week' ? '7 days' : `1 ${period}`}', ts, '2000-01-03 00:00:00+00')`;
   const statistics = metrics.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
+  const source = raw.asOfParam
+    ? `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`
+    : `readings r where r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}`;
+  const [ms, mask] = raw.failingParams ?? [];
+  const values = metrics.map((m) => (ms ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`));
+  const failing = ms ? `left join unnest(${ms}::float8[], ${mask}::int[]) as q (ms, failing) on extract(epoch from r.ts)::float8 * 1000 = q.ms` : '';
+  const [from, where] = source.split(' where ');
   return `
     select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (
       select ${bucket} as bucket, count(*) as n${statistics.map((stat) => `, ${stat}`).join('')}
       from (
-        select * from envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${asOfParam}::timestamptz)
-        where ($4::text is null or quality_flag = $4)
-        order by ts
+        select r.ts, ${values.length ? values.join(', ') : 'null'}
+        from ${from} ${failing}
+        where ${where ? `${where} and ` : ''}($4::text is null or r.quality_flag = $4)
+        order by r.ts
       ) readings
       group by 1
     ) periods
@@ -139,19 +190,21 @@ const valuesOf = (args: AggregateArgs, intervalSeconds: number, since = '-infini
  * set of columns. Each row ends with what the statement's snapshot says of the station (StationSeen:
  * the settled version, and 1 for a backlog), computed once.
  */
-function rowsQuery(args: AggregateArgs, intervalSeconds: number): pg.QueryConfig {
+function rowsQuery(args: AggregateArgs, intervalSeconds: number, failing?: Failing): pg.QueryConfig {
   const columns = columnsOf(args.metrics);
   const cut = isCut(args);
+  const values: unknown[] = valuesOf(args, intervalSeconds);
+  const raw = rawSourceOf(args, values, failing);
   return {
-    // As of an instant: planned for its range and instant, as a read of raw readings should be.
-    name: args.asOf ? undefined : statementName('rows', args.period, cut, args.metrics),
+    // From raw readings: planned for its range, as a read of raw readings should be.
+    name: raw ? undefined : statementName('rows', args.period, cut, args.metrics),
     text: `
       select start * 1000, n, ${columns.map((c) => c.name).join(', ')}, expected, coverage_pct,
              (select settled_version::float8 from station_latest where station_id = $1),
              (exists (select 1 from rollup_backlog where station_id = $1))::int::float8
-      from (${periodsSql(args.period, cut, columns, args.asOf ? '$8' : undefined)}) p
+      from (${periodsSql(args.period, cut, columns, raw)}) p
       order by start`,
-    values: [...valuesOf(args, intervalSeconds), ...(args.asOf ? [args.asOf.iso] : [])],
+    values,
     rowMode: 'array',
     types: doubles,
   } as pg.QueryConfig;
@@ -169,9 +222,11 @@ const doubles = { getTypeParser: () => Number } as unknown as pg.CustomTypesConf
  * those before it, which a kept answer can reuse while they stay settled, and the rest; and with them
  * what this statement's snapshot says of the station (StationSeen).
  */
-function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, split: string, until = 'infinity'): pg.QueryConfig {
+function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, split: string, until = 'infinity', failing?: Failing): pg.QueryConfig {
   const columns = columnsOf(args.metrics);
   const cut = isCut(args);
+  const values: unknown[] = [...valuesOf(args, intervalSeconds, since, until), split];
+  const raw = rawSourceOf(args, values, failing);
   const field = (name: string, value: string) => `',"${name}":' || coalesce((${value})::text, 'null')`;
   const record = [
     `'{"period_start":"' || to_char(bucket at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`,
@@ -185,12 +240,22 @@ function jsonQuery(args: AggregateArgs, intervalSeconds: number, since: string, 
     `count(*) filter (where ${test})::int as ${name}_periods,
      coalesce(string_agg(${record}, ',' order by start) filter (where ${test}), '') as ${name}_results`;
   return {
-    name: args.asOf ? undefined : statementName('json', args.period, cut, args.metrics),
+    name: raw ? undefined : statementName('json', args.period, cut, args.metrics),
     text: `select ${part('settled', 'bucket < $8::timestamptz')}, ${part('later', 'bucket >= $8::timestamptz')},
              (select settled_version::text from station_latest where station_id = $1) as settled_version,
              exists (select 1 from rollup_backlog where station_id = $1) as backlog
-           from (${periodsSql(args.period, cut, columns, args.asOf ? '$9' : undefined)}) p`,
-    values: [...valuesOf(args, intervalSeconds, since, until), split, ...(args.asOf ? [args.asOf.iso] : [])],
+           from (${periodsSql(args.period, cut, columns, raw)}) p`,
+    values,
+  };
+}
+
+/** The raw source of an aggregate read as of an instant or with qc=pass, its parameters added to `values`. */
+function rawSourceOf(args: AggregateArgs, values: unknown[], failing: Failing | undefined): RawSource | undefined {
+  if (!args.asOf && !failing) return undefined;
+  const param = (value: unknown) => `$${values.push(value)}`;
+  return {
+    asOfParam: args.asOf ? param(args.asOf.iso) : undefined,
+    failingParams: failing ? [param(arrayText(failing.ms)), param(arrayText(failing.mask))] : undefined,
   };
 }
 
@@ -204,7 +269,8 @@ export type JsonPeriods = { periods: number; results: Buffer };
 export async function aggregateReadings(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number,
 ): Promise<{ rows: AggregateRow[]; seen?: StationSeen }> {
-  const rows = (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds))).rows;
+  const failing = args.qcPass ? await failingReadings(pool, args) : undefined;
+  const rows = (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds, failing))).rows;
   const first = rows[0];
   const seen = first && { settledVersion: first.at(-2) == null ? null : String(first.at(-2)), backlog: first.at(-1) === 1 };
   for (const row of rows) row.length -= 2;
@@ -227,8 +293,9 @@ export type StationSeen = { settledVersion: string | null; backlog: boolean };
 export async function aggregateJsonPeriods(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
 ): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
+  const failing = args.qcPass ? await failingReadings(pool, args) : undefined;
   if (args.period === 'hour') {
-    const row = await copyRowOf(pool, jsonQuery(args, intervalSeconds, since, split) as CopyQuery);
+    const row = await copyRowOf(pool, jsonQuery(args, intervalSeconds, since, split, 'infinity', failing) as CopyQuery);
     const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
     return {
       settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
@@ -237,7 +304,7 @@ export async function aggregateJsonPeriods(
     };
   }
   const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string; settled_version: string | null; backlog: boolean }>(
-    jsonQuery(args, intervalSeconds, since, split),
+    jsonQuery(args, intervalSeconds, since, split, 'infinity', failing),
   )).rows[0]!;
   return {
     settled: { periods: row.settled_periods, results: Buffer.from(row.settled_results) },

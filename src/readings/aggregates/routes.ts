@@ -7,6 +7,7 @@ import { attributeDownload, citation, downloadFileName } from '../core/attributi
 import { dateRangeErrors } from '../core/params.js';
 import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf } from '../core/asOf.js';
 import { requireStation, requireStations, stationParam } from '../core/scope.js';
+import { qcConfigOf } from '../core/qc/config.js';
 import { createAggregateReader } from './cache.js';
 import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
 import { compareInterval, compareStations } from './queries.js';
@@ -54,7 +55,8 @@ export function addAggregateRoutes(api: Api): void {
     async (ctx, { query }) => {
       const stationId = stationParam(query.station, config.defaultStation);
       const asOf = readAsOf(ctx, query.as_of);
-      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf };
+      const qcPass = query.qc === 'pass' ? await qcConfigOf(db.readPool, stationId, asOf?.iso) : undefined;
+      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf, qcPass };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       const range = { from: query.from_date, to: query.to_date };
@@ -63,7 +65,8 @@ export function addAggregateRoutes(api: Api): void {
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
       const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
         : query.output === 'parquet' ? aggregateParquetOutput(args, cite, asOf) : aggregateJsonOutput(args);
-      const { answer, periods, asOf: exactAsOf } = asOf ? await aggregateAsOf(db, args, output) : await readAggregate(args, output);
+      // As of an instant or with qc=pass, summed from the readings each time: never kept.
+      const { answer, periods, asOf: exactAsOf } = asOf || qcPass ? await aggregateAsOf(db, args, output) : await readAggregate(args, output);
       if (periods === 0) await requireStation(db.pool, stationId);
       if (exactAsOf) {
         // The last exact answer, given while a backfill of the station waits for its refresh (RFC 7089's header).

@@ -25,6 +25,9 @@ export const aggregateQuerySchema = (defaultStation: string | undefined) => date
   quality: qualitySchema,
   metrics: metricListSchema.optional(),
   as_of: asOfSchema,
+  qc: z.enum(['pass']).optional().openapi({
+    description: 'pass: each metric\'s statistics leave out the readings whose aggregate QARTOD flag for that metric is not 1 (pass), per metric, so that a stuck humidity sensor does not remove a good temperature; `count`, `expected` and `coverage_pct` still count every reading. Metrics without tests in the station\'s quality-control configuration keep every value. Summed from the readings, as `as_of` is.',
+  }),
   output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
     description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (typed columns, the licence and citation in the file\'s key-value metadata)',
   }),

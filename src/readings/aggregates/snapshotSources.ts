@@ -4,6 +4,7 @@ import { parquetBuffer } from '../../formats/parquet.js';
 import type { AsOf } from '../core/asOf.js';
 import { describeRange, periodAdjective } from '../core/attribution.js';
 import { anySource, daysSpan, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
+import { qcConfigOf } from '../core/qc/config.js';
 import { columnsOf } from './columns.js';
 import { stationInterval } from './outputs.js';
 import { aggregateReadings, compareInterval, compareQuery, type AggregateArgs, type CompareArgs, type CompareRow } from './queries.js';
@@ -13,8 +14,9 @@ import { aggregateCsv, aggregateFieldNames, aggregateParquet } from './shape.js'
 /** /data/aggregate/: a station's statistics per period, summed from its readings as of the snapshot's instant. */
 export function aggregateSnapshotSource(defaultStation: string | undefined): SnapshotSource {
   const stationOf = (query: AggregateQuery) => query.station ?? defaultStation ?? '';
-  const argsOf = (query: AggregateQuery, asOf: AggregateArgs['asOf']): AggregateArgs => ({
+  const argsOf = (query: AggregateQuery, asOf: AggregateArgs['asOf'], pinned: Pinned): AggregateArgs => ({
     stationId: stationOf(query), period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf,
+    qcPass: query.qc === 'pass' ? pinned.qc?.[stationOf(query)] : undefined,
   });
   return anySource<AggregateQuery>({
     path: '/api/v1/data/aggregate/',
@@ -24,14 +26,19 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
     span: (query) => daysSpan(query.from_date, query.to_date),
     describe: (query) => `${periodAdjective[query.period]} aggregates of readings of station ${stationOf(query)} ${describeRange({ from: query.from_date, to: query.to_date })}`,
     // Coverage counts with the station's interval as it was when the snapshot was made.
-    pin: async (pool, query) => ({ intervalSeconds: (await stationInterval.rows(pool, [stationOf(query)]))[0]?.interval_seconds ?? 60 }),
+    // Coverage counts with the station's interval as it was when the snapshot was made; qc=pass with its
+    // quality-control configuration then.
+    pin: async (pool, query, asOf) => ({
+      intervalSeconds: (await stationInterval.rows(pool, [stationOf(query)]))[0]?.interval_seconds ?? 60,
+      ...(query.qc === 'pass' ? { qc: { [stationOf(query)]: await qcConfigOf(pool, stationOf(query), asOf.iso) } } : {}),
+    }),
     csv: async (pool, query, asOf, pinned) => {
-      const { rows } = await aggregateReadings(pool, argsOf(query, asOf), pinned.intervalSeconds ?? 60);
+      const { rows } = await aggregateReadings(pool, argsOf(query, asOf, pinned), pinned.intervalSeconds ?? 60);
       const header = ['period_start', 'count', ...aggregateFieldNames(columnsOf(query.metrics))].join(',') + '\n';
       return { bytes: Buffer.from(aggregateCsv(rows, header)), rows: rows.length };
     },
     parquet: async (pool, query, asOf, pinned, metadata) => {
-      const { rows } = await aggregateReadings(pool, argsOf(query, asOf), pinned.intervalSeconds ?? 60);
+      const { rows } = await aggregateReadings(pool, argsOf(query, asOf, pinned), pinned.intervalSeconds ?? 60);
       return aggregateParquet(rows, columnsOf(query.metrics), metadata);
     },
   });

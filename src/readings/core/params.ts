@@ -28,6 +28,16 @@ export function dateRangeErrors(q: { from_date?: string; to_date?: string }): Pa
   return q.from_date && q.to_date && q.from_date > q.to_date ? [{ param: 'from_date', message: 'must not be after to_date' }] : [];
 }
 
+/** `qc=true`: each metric's QARTOD flags with the readings. */
+export const qcSchema = z
+  .enum(['true', 'false'])
+  .optional()
+  .transform((value) => value === 'true')
+  .openapi({
+    type: 'boolean',
+    description: 'true: each metric\'s aggregate QARTOD flag (`<metric>_qc`: 1 pass, 2 not evaluated, 3 suspect, 4 fail, 9 missing) after the columns, from the tests of the station\'s quality-control configuration (/stations/{station_id}/qc/) over its whole series in time order',
+  });
+
 export const aggregatePeriods = ['hour', 'day', 'week', 'month'] as const;
 export type AggregatePeriod = (typeof aggregatePeriods)[number];
 
@@ -38,5 +48,6 @@ export const historicalQuerySchema = (defaultStation: string | undefined) => z.o
   hours: clampedInteger(24, 1, 720),
   quality: qualitySchema,
   as_of: asOfSchema,
+  qc: qcSchema,
 });
 export type HistoricalQuery = z.infer<ReturnType<typeof historicalQuerySchema>>;

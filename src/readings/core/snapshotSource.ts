@@ -2,12 +2,17 @@ import type { PgPool } from '../../db/pool.js';
 import type { ParamError } from '../../http/problem.js';
 import type { z } from '../../http/zod.js';
 import type { AsOf } from './asOf.js';
+import type { QcConfig } from './qc/config.js';
 
 /**
  * What a snapshot's bytes depend on beyond the readings, fixed when it is made: the station's interval
  * (coverage), the end of a window of hours (the instant it was made, whatever instant it is read as of).
  */
-export type Pinned = { intervalSeconds?: number; windowEnd?: string };
+export type Pinned = {
+  intervalSeconds?: number; windowEnd?: string;
+  /** Each station's quality-control configuration, for the QARTOD flags (none in snapshots made before them). */
+  qc?: Record<string, QcConfig>;
+};
 
 /** The instants whole UTC days from `from` to `to` (inclusive) cover, for a snapshot's span. */
 export const daysSpan = (from?: string, to?: string) => ({

@@ -4,6 +4,8 @@ import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
 import type { AsOf } from '../core/asOf.js';
+import { aggregateFlagsAt, CsvQcColumns, qcColumnName, qcLookup, qcStreamsIn, type QcLookup } from '../core/qc/columns.js';
+import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import { readingFields, type QualityFlag } from '../reading.js';
 
 /** The measured fields every download gives, with their names in it, in the order of its columns. */
@@ -15,10 +17,13 @@ const otherFields = readingFields.flatMap((f) => ('download' in f ? [] : [{ colu
  * The columns of a download: the time, the measured fields every download gives, the flag; with `all`,
  * then every other field of a reading (module_data as JSON text).
  */
-export const downloadColumns = (all: boolean): string[] => [
-  'timestamp_utc', ...downloadFields.map((f) => f.name), 'quality_flag',
-  ...(all ? [...otherFields.map((f) => f.name), 'firmware_version', 'module_data'] : []),
-];
+export const downloadColumns = (all: boolean, qc = false): string[] => {
+  const columns = [
+    'timestamp_utc', ...downloadFields.map((f) => f.name), 'quality_flag',
+    ...(all ? [...otherFields.map((f) => f.name), 'firmware_version', 'module_data'] : []),
+  ];
+  return qc ? [...columns, ...qcStreamsIn(columns).map((s) => qcColumnName(qcStreams[s]!.stream))] : columns;
+};
 
 export type DownloadArgs = {
   stationIds: string[]; from?: string; to?: string; quality?: QualityFlag; withStation: boolean; allColumns?: boolean;
@@ -26,7 +31,21 @@ export type DownloadArgs = {
   asOf?: AsOf;
   /** Only readings after this instant (a window such as /data/historical/'s). */
   after?: string;
+  /**
+   * Each station's quality-control configuration: when given, each metric's aggregate QARTOD flag follows
+   * the columns (`<metric>_qc`).
+   */
+  qc?: Record<string, QcConfig>;
 };
+
+/** The range of readings' timestamps a download covers, as the QARTOD flags take it. */
+const qcRangeOf = (args: DownloadArgs) => ({
+  from: args.from ? `${args.from}T00:00:00Z` : undefined,
+  after: args.after,
+  to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+});
+
+const lookupFor = (pool: PgPool, args: DownloadArgs): Promise<QcLookup> => qcLookup(pool, args.qc!, qcRangeOf(args), args.asOf);
 
 /**
  * firmware_version is the one free text a station writes: in CSV, a value a spreadsheet would run as a
@@ -69,14 +88,21 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
 }
 
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
-export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough> {
+export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough | CsvQcColumns> {
+  if (args.qc) {
+    // The flags are computed first, over each station's series, then joined to the rows as COPY writes them.
+    const streams = qcStreamsIn(downloadColumns(Boolean(args.allColumns)));
+    const body = new CsvQcColumns(await lookupFor(pool, args), streams, args.withStation, args.stationIds[0]!);
+    body.push(preamble);
+    return copyOut(pool, downloadQuery(args), 'csv', body);
+  }
   const body = new PassThrough();
   body.write(preamble);
   return copyOut(pool, downloadQuery(args), 'csv', body);
 }
 
-/** The columns of a Parquet download: every column of the CSV's `columns=all`, typed. */
-export const parquetDownloadColumns = (withStation: boolean): ParquetColumn[] => [
+/** The columns of a Parquet download: every column of the CSV's `columns=all`, typed; the flags when `qc`. */
+export const parquetDownloadColumns = (withStation: boolean, qc = false): ParquetColumn[] => [
   ...(withStation ? [{ name: 'station_id', kind: 'string', required: true } as const] : []),
   { name: 'timestamp_utc', kind: 'timestamp', required: true },
   ...downloadFields.map((f) => ({ name: f.name, kind: 'double' } as const)),
@@ -84,7 +110,21 @@ export const parquetDownloadColumns = (withStation: boolean): ParquetColumn[] =>
   ...otherFields.map((f) => ({ name: f.name, kind: 'double' } as const)),
   { name: 'firmware_version', kind: 'string' },
   { name: 'module_data', kind: 'string' },
+  ...(qc ? qcStreamsIn(downloadColumns(true)).map((s) => ({ name: qcColumnName(qcStreams[s]!.stream), kind: 'int32', required: true } as const)) : []),
 ];
+
+/** The aggregate flags of a batch of a Parquet download's rows, one column per metric. */
+function flagColumns(lookup: QcLookup, batch: { rows: number; columns: unknown[][] }, args: DownloadArgs): number[][] {
+  const streams = qcStreamsIn(downloadColumns(true));
+  const out = streams.map(() => new Array<number>(batch.rows));
+  const times = batch.columns[args.withStation ? 1 : 0] as bigint[];
+  for (let i = 0; i < batch.rows; i++) {
+    const station = args.withStation ? (batch.columns[0]![i] as string) : args.stationIds[0]!;
+    const flags = aggregateFlagsAt(lookup, station, Number(times[i]!) / 1000, streams);
+    for (let s = 0; s < streams.length; s++) out[s]![i] = flags[s]!;
+  }
+  return out;
+}
 
 // Rows per row group (about three weeks of one-minute readings): encoding a row group holds the event
 // loop, so groups are kept this small; twice as many rows made a file only a little smaller (bench/parquet).
@@ -95,14 +135,16 @@ const rowGroupRows = 32_768;
  * with `metadata` (licence, citation) in the file's key-value metadata. A client gone stops the COPY.
  */
 export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, metadata: Record<string, string>): Promise<PassThrough> {
-  const columns = parquetDownloadColumns(args.withStation);
-  const types = columns.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
+  const columns = parquetDownloadColumns(args.withStation, Boolean(args.qc));
+  const read = parquetDownloadColumns(args.withStation);
+  const types = read.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
+  const lookup = args.qc ? await lookupFor(pool, args) : null;
   const rows = await copyOut(pool, downloadQuery({ ...args, allColumns: true }, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
   const file = parquetStream(columns, metadata);
   file.body.on('close', () => rows.destroy());
   void (async () => {
     try {
-      for await (const batch of rows) await file.write(batch.columns);
+      for await (const batch of rows) await file.write(lookup ? [...batch.columns, ...flagColumns(lookup, batch, args)] : batch.columns);
       await file.end();
     } catch (error) {
       file.body.destroy(error as Error);

@@ -6,6 +6,7 @@ import { z } from '../../http/zod.js';
 import { attributeDownload, citation, downloadFileName, parquetMetadata, preamble } from '../core/attribution.js';
 import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStations, stationParam } from '../core/scope.js';
+import { qcConfigsOf } from '../core/qc/config.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
 
@@ -41,11 +42,13 @@ export function addExportRoutes(api: Api): void {
       claimDownloadSlot(ctx);
       const range = { from: query.from_date, to: query.to_date };
       const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf);
-      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf };
+      const parquet = query.output === 'parquet';
       const pools = await asOfPools(db, asOf, stationIds);
+      const qc = query.qc || parquet ? await qcConfigsOf(db.readPool, stationIds, asOf?.iso) : undefined;
+      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf, qc };
       const body = await readAsOfOn(db, pools, ({ streamPool }) => query.output === 'parquet'
         ? streamParquetDownload(streamPool, args, parquetMetadata(cite, asOf))
-        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all')])));
+        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all', query.qc)])));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
       attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });

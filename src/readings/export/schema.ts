@@ -2,7 +2,7 @@ import type { ParamError } from '../../http/problem.js';
 import { stationIdSchema, stationListSchema } from '../../http/params.js';
 import { z } from '../../http/zod.js';
 import { asOfSchema } from '../core/asOf.js';
-import { dateRange, dateRangeErrors, qualitySchema } from '../core/params.js';
+import { dateRange, dateRangeErrors, qcSchema, qualitySchema } from '../core/params.js';
 
 export const maxDownloadStations = 50;
 
@@ -14,6 +14,9 @@ export const downloadQuerySchema = (defaultStation: string | undefined) => dateR
   stations: stationListSchema(maxDownloadStations).optional(),
   quality: qualitySchema,
   as_of: asOfSchema,
+  qc: qcSchema.openapi({
+    description: 'true: each metric\'s aggregate QARTOD flag (`<metric>_qc`: 1 pass, 2 not evaluated, 3 suspect, 4 fail, 9 missing) in a column after the others, for each metric the CSV gives, from the tests of the station\'s quality-control configuration (/stations/{station_id}/qc/) over its whole series in time order. A Parquet download always has these columns.',
+  }),
   columns: z.enum(['default', 'all']).default('default').openapi({
     description: 'CSV columns: `default` gives timestamp_utc, temperature_c, humidity_rh, pressure_hpa, pm2_5_ugm3, pm10_ugm3, co2_ppm and quality_flag; `all` adds altitude_m, pm1_0, co_ppm, uv_index, firmware_version and module_data (JSON text) after them (a firmware_version a spreadsheet would run as a formula is given behind a single quote). A Parquet download always has every column.',
   }),

@@ -2,9 +2,15 @@ import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { JsonArrayStream } from '../../formats/jsonArrayStream.js';
 import type { AsOf } from '../core/asOf.js';
+import type { QcConfig } from '../core/qc/config.js';
+import { indexOfTime, stationQcFlags, untested, type StationFlags } from '../core/qc/flags.js';
 import { numericFields, type QualityFlag } from '../reading.js';
 
-export type HistoricalArgs = { stationId: string; hours: number; quality?: QualityFlag; asOf?: AsOf };
+export type HistoricalArgs = {
+  stationId: string; hours: number; quality?: QualityFlag; asOf?: AsOf;
+  /** The station's quality-control configuration: when given, each reading carries its QARTOD flags. */
+  qc?: QcConfig;
+};
 
 /**
  * Each reading as the API's JSON object, built by PostgreSQL, oldest first: the hours before now, or
@@ -37,7 +43,32 @@ export function historicalQuery(args: HistoricalArgs): CopyQuery {
  * memory held megabytes and the event loop per request. `count` follows the readings, since it is known
  * only at their end.
  */
-export function streamHistorical(pool: PgPool, args: HistoricalArgs): Promise<JsonArrayStream> {
+export async function streamHistorical(pool: PgPool, args: HistoricalArgs): Promise<JsonArrayStream> {
   const head = `{"station":${JSON.stringify(args.stationId)},"hours":${args.hours},"readings":`;
-  return copyOut(pool, historicalQuery(args), 'text', new JsonArrayStream(head, (count) => `,"count":${count}}`));
+  let decorate: ((row: string) => string) | undefined;
+  if (args.qc) {
+    // The window as the database will take it, a minute wider: the flags are looked up by timestamp.
+    const end = args.asOf ? args.asOf.at.getTime() : Date.now();
+    const after = new Date(end - args.hours * 3_600_000 - 60_000).toISOString();
+    const flags = await stationQcFlags(pool, args.stationId, { after }, args.qc, args.asOf);
+    decorate = (row) => withQcFields(row, flags);
+  }
+  return copyOut(pool, historicalQuery(args), 'text', new JsonArrayStream(head, (count) => `,"count":${count}}`, decorate));
+}
+
+// A row starts {"timestamp":"<24 characters>"
+const timestampAt = '{"timestamp":"'.length;
+
+/**
+ * A reading's JSON with its QARTOD flags: `<field>_qc` per measured field (its aggregate flag), then
+ * `qc`, each tested field's flag per test.
+ */
+function withQcFields(row: string, flags: StationFlags): string {
+  const index = indexOfTime(flags.times, Date.parse(row.slice(timestampAt, timestampAt + 24)));
+  const aggregate = flags.streams.map((s) => `"${s.field}_qc":${index < 0 ? untested : s.aggregate[index]}`);
+  const tests = flags.streams.flatMap((s) => {
+    const named = Object.entries(s.tests).map(([test, f]) => `"${test}":${index < 0 ? untested : f[index]}`);
+    return named.length ? [`"${s.field}":{${named.join(',')}}`] : [];
+  });
+  return `${row.slice(0, -1)},${aggregate.join(',')},"qc":{${tests.join(',')}}}`;
 }

@@ -6,14 +6,22 @@ import { guardStream } from '../../http/streamGuard.js';
 import { z } from '../../http/zod.js';
 import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStation, stationParam } from '../core/scope.js';
-import { readingSchema, shapeReading } from '../reading.js';
+import { qcConfigOf } from '../core/qc/config.js';
+import { numericFields, readingSchema, shapeReading } from '../reading.js';
+import { qcFlagSchema } from '../core/qc/schema.js';
+import { qcTests } from '../core/qc/config.js';
 import { streamHistorical } from './historical.js';
 import { findLatestReading } from './queries.js';
 import { historicalQuerySchema } from '../core/params.js';
 import { latestQuerySchema } from './schema.js';
 
+const testFlags = z.object(Object.fromEntries(qcTests.map((t) => [t, qcFlagSchema.optional()])));
+const flaggedReadingSchema = readingSchema.extend({
+  ...Object.fromEntries(numericFields.map((f) => [`${f}_qc`, qcFlagSchema.optional().openapi({ description: `With qc=true: ${f}'s aggregate QARTOD flag` })])),
+  qc: z.record(z.enum(numericFields), testFlags).optional().openapi({ description: 'With qc=true: per tested field, each test\'s flag' }),
+}).openapi('FlaggedReading');
 const historicalSchema = z
-  .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(readingSchema) })
+  .object({ station: z.string(), hours: z.number().int(), count: z.number().int(), readings: z.array(flaggedReadingSchema) })
   .openapi('HistoricalReadings');
 
 /** /data/latest/ and /data/historical/: a station's newest reading, and its readings over the last hours. */
@@ -63,7 +71,8 @@ export function addHistoryRoutes(api: Api): void {
       // Checked before the first byte: once the answer streams, the status cannot change.
       await requireStation(db.pool, stationId);
       const pools = await asOfPools(db, asOf, [stationId]);
-      const body = await readAsOfOn(db, pools, ({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf }));
+      const qc = query.qc ? await qcConfigOf(db.readPool, stationId, asOf?.iso) : undefined;
+      const body = await readAsOfOn(db, pools, ({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf, qc }));
       ctx.type = 'application/json; charset=utf-8';
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;

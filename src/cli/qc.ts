@@ -1,0 +1,47 @@
+import { readFile } from 'node:fs/promises';
+import type { Db } from '../db/pool.js';
+import { hasOwnQcConfig, qcConfigOf, qcConfigSchema, setQcConfig, type QcConfig } from '../readings/core/qc/config.js';
+import { stationExists } from '../stations/queries.js';
+import { UsageError } from './usage.js';
+
+/**
+ * `envmon qc show STATION`: the configuration the station's readings are flagged by, as the API
+ * publishes it; `envmon qc set STATION FILE`: the station's own configuration from a JSON file in
+ * ioos_qc's format (checked whole first); `envmon qc reset STATION`: the defaults again. A change holds
+ * from now on: reads as of an earlier instant keep the configuration in force then.
+ */
+export async function qcCommand(db: Db, args: string[], out: (line: string) => void): Promise<void> {
+  const [action, stationId, file, ...rest] = args;
+  if (action !== 'show' && action !== 'set' && action !== 'reset') {
+    throw new UsageError(`qc takes 'show', 'set' or 'reset', got ${action === undefined ? 'nothing' : `'${action}'`}`);
+  }
+  if (!stationId) throw new UsageError(`qc ${action} takes a station id`);
+  if (rest.length > 0 || (action === 'set') !== (file !== undefined)) {
+    throw new UsageError(action === 'set' ? 'qc set takes a station id and a file' : `qc ${action} takes a station id only`);
+  }
+  if (!(await stationExists(db.pool, stationId))) throw new UsageError(`station '${stationId}' does not exist`);
+  if (action === 'show') {
+    out(JSON.stringify(await qcConfigOf(db.readPool, stationId), null, 2));
+    out(`(${(await hasOwnQcConfig(db.readPool, stationId)) ? 'the station\'s own configuration' : 'the defaults'})`);
+    return;
+  }
+  if (action === 'reset') {
+    await setQcConfig(db.pool, stationId, null);
+    out(`station ${stationId} runs the default quality-control configuration from now on`);
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file!, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read ${file} as JSON: ${(error as Error).message}`);
+  }
+  const result = qcConfigSchema.safeParse(parsed);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(top)'}: ${issue.message}`);
+    throw new UsageError(`${file} is not a configuration envmon runs:\n  ${problems.join('\n  ')}`);
+  }
+  await setQcConfig(db.pool, stationId, result.data as QcConfig);
+  const streams = Object.keys(result.data.streams);
+  out(`station ${stationId} runs its own quality-control configuration from now on (${streams.length} stream${streams.length === 1 ? '' : 's'}: ${streams.join(', ') || 'none'})`);
+}

@@ -1,0 +1,160 @@
+/**
+ * The QARTOD tests as ioos_qc (ioos_qc/qartod.py) defines them, on one metric's series in time order:
+ * `values` with NaN for a missing value, `times` in milliseconds since 1970. Each returns one flag per
+ * point. The edge cases follow ioos_qc line by line, since a scientist checks these flags by running
+ * ioos_qc on a download: the first and last points, missing values, whole seconds for time.
+ */
+
+/** QARTOD's flags. */
+export const qcFlag = { pass: 1, notEvaluated: 2, suspect: 3, fail: 4, missing: 9 } as const;
+export type QcFlag = (typeof qcFlag)[keyof typeof qcFlag];
+
+export type GrossRangeArgs = { fail_span: readonly [number, number]; suspect_span?: readonly [number, number] | null };
+export type SpikeArgs = { suspect_threshold?: number | null; fail_threshold?: number | null };
+export type RateOfChangeArgs = { threshold: number; fail_threshold?: number | null };
+export type FlatLineArgs = { suspect_threshold: number; fail_threshold: number; tolerance?: number };
+export type TimeGapArgs = { fail_span?: number };
+
+const filled = (n: number, flag: QcFlag) => new Uint8Array(n).fill(flag);
+const sorted = (span: readonly [number, number]) => [Math.min(...span), Math.max(...span)] as const;
+
+/** Fail outside `fail_span`, suspect outside `suspect_span`, missing where there is no value. */
+export function grossRange(values: Float64Array, args: GrossRangeArgs): Uint8Array {
+  const flags = filled(values.length, qcFlag.pass);
+  const [failMin, failMax] = sorted(args.fail_span);
+  const suspect = args.suspect_span ? sorted(args.suspect_span) : null;
+  values.forEach((x, i) => {
+    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
+    else if (x < failMin || x > failMax) flags[i] = qcFlag.fail;
+    else if (suspect && (x < suspect[0] || x > suspect[1])) flags[i] = qcFlag.suspect;
+  });
+  return flags;
+}
+
+/**
+ * The "average" method: how far a point lies from the mean of its two neighbours, compared with `>`. A
+ * threshold of 0 or none is not applied. The first and last points are not evaluated, nor a point
+ * whose neighbour is missing; a missing point is missing.
+ */
+export function spike(values: Float64Array, args: SpikeArgs): Uint8Array {
+  const n = values.length;
+  const flags = filled(n, qcFlag.pass);
+  for (let i = 1; i < n - 1; i++) {
+    const diff = Math.abs(values[i]! - (values[i - 1]! + values[i + 1]!) / 2);
+    if (Number.isNaN(diff)) flags[i] = qcFlag.notEvaluated;
+    else if (args.fail_threshold && diff > args.fail_threshold) flags[i] = qcFlag.fail;
+    else if (args.suspect_threshold && diff > args.suspect_threshold) flags[i] = qcFlag.suspect;
+  }
+  if (n > 0) flags[0] = flags[n - 1] = qcFlag.notEvaluated;
+  values.forEach((x, i) => {
+    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
+  });
+  return flags;
+}
+
+/** Whole seconds between two instants, truncated as numpy's timedelta64[s] does. */
+const wholeSeconds = (ms: number) => Math.trunc(ms / 1000);
+
+/**
+ * |Δvalue| / Δt per second (Δt in whole seconds) from the point before: suspect over `threshold`, fail
+ * over `fail_threshold`. The first point passes; a point after a missing one passes; a missing one is missing.
+ */
+export function rateOfChange(values: Float64Array, times: Float64Array, args: RateOfChangeArgs): Uint8Array {
+  const flags = filled(values.length, qcFlag.pass);
+  for (let i = 1; i < values.length; i++) {
+    const rate = Math.abs((values[i]! - values[i - 1]!) / wholeSeconds(times[i]! - times[i - 1]!));
+    if (args.fail_threshold != null && rate > args.fail_threshold) flags[i] = qcFlag.fail;
+    else if (rate > args.threshold) flags[i] = qcFlag.suspect;
+  }
+  values.forEach((x, i) => {
+    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
+  });
+  return flags;
+}
+
+/** The median spacing of `times` in whole seconds, as ioos_qc takes it for the flat-line test. */
+export function medianInterval(times: Float64Array): number {
+  const gaps = Float64Array.from({ length: Math.max(times.length - 1, 0) }, (_, i) => times[i + 1]! - times[i]!).sort();
+  if (gaps.length === 0) return NaN;
+  const middle = gaps.length >> 1;
+  return wholeSeconds(gaps.length % 2 ? gaps[middle]! : (gaps[middle - 1]! + gaps[middle]!) / 2);
+}
+
+/**
+ * The whole series' facts the flat-line test takes beyond the points given, when those are part of a
+ * longer series: its length and its median spacing (whole seconds).
+ */
+export type SeriesFacts = { length: number; interval: number };
+
+/**
+ * A point is flat when the values of the window of `count + 1` points ending at it (missing ones left
+ * out) span less than `tolerance`, count being a threshold in seconds over the series' median spacing.
+ * Suspect for `suspect_threshold`, then fail for `fail_threshold`; the first `count` points pass. A
+ * series of fewer than three points passes whole, missing values included.
+ */
+export function flatLine(values: Float64Array, times: Float64Array, args: FlatLineArgs, series?: SeriesFacts): Uint8Array {
+  const n = values.length;
+  const flags = filled(n, qcFlag.pass);
+  if ((series?.length ?? n) < 3) return flags;
+  const interval = series?.interval ?? medianInterval(times);
+  const tolerance = args.tolerance ?? 0;
+  for (const [threshold, flag] of [[args.suspect_threshold, qcFlag.suspect], [args.fail_threshold, qcFlag.fail]] as const) {
+    const count = Math.trunc(Math.trunc(threshold) / interval);
+    if (!Number.isFinite(count) || count < 0) continue;
+    flatPoints(values, count, tolerance, (i) => { flags[i] = flag; });
+  }
+  values.forEach((x, i) => {
+    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
+  });
+  return flags;
+}
+
+/** Calls `flat` for each point from `count` on whose window of count + 1 points spans less than `tolerance`. */
+function flatPoints(values: Float64Array, count: number, tolerance: number, flat: (i: number) => void): void {
+  // Monotonic queues of indices: the window's minimum and maximum in O(1) per point.
+  const mins: number[] = [];
+  const maxs: number[] = [];
+  let minHead = 0;
+  let maxHead = 0;
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
+    if (!Number.isNaN(x)) {
+      while (mins.length > minHead && values[mins[mins.length - 1]!]! >= x) mins.pop();
+      mins.push(i);
+      while (maxs.length > maxHead && values[maxs[maxs.length - 1]!]! <= x) maxs.pop();
+      maxs.push(i);
+    }
+    const first = i - count;
+    while (minHead < mins.length && mins[minHead]! < first) minHead++;
+    while (maxHead < maxs.length && maxs[maxHead]! < first) maxHead++;
+    if (first < 0 || minHead === mins.length) continue;
+    if (Math.abs(values[maxs[maxHead]!]! - values[mins[minHead]!]!) < tolerance) flat(i);
+  }
+}
+
+/**
+ * Fail for a point more than `fail_span` hours after the point before (two hours when not given); the
+ * first point takes the second's flag. Values play no part.
+ */
+export function timeGap(times: Float64Array, args: TimeGapArgs): Uint8Array {
+  const n = times.length;
+  const flags = filled(n, qcFlag.pass);
+  const spanMs = Math.trunc((args.fail_span ?? 2) * 3600) * 1000;
+  for (let i = 1; i < n; i++) if (times[i]! - times[i - 1]! > spanMs) flags[i] = qcFlag.fail;
+  if (n > 1) flags[0] = flags[1]!;
+  return flags;
+}
+
+// ioos_qc's qartod_compare: the flag of highest precedence any test gave.
+const precedence: readonly QcFlag[] = [qcFlag.missing, qcFlag.notEvaluated, qcFlag.pass, qcFlag.suspect, qcFlag.fail];
+const rank = new Uint8Array(10);
+precedence.forEach((flag, i) => { rank[flag] = i; });
+
+/** The flags of several tests as one, by QARTOD's precedence (missing < not evaluated < pass < suspect < fail). */
+export function aggregateFlags(results: readonly Uint8Array[], n: number): Uint8Array {
+  const out = filled(n, results.length === 0 ? qcFlag.notEvaluated : qcFlag.missing);
+  for (const flags of results) {
+    for (let i = 0; i < n; i++) if (rank[flags[i]!]! > rank[out[i]!]!) out[i] = flags[i]!;
+  }
+  return out;
+}
