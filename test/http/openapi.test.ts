@@ -87,7 +87,7 @@ describeEngines('the OpenAPI document', (env) => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
     const discovery = (await env().getJson('/api/v1/')).body;
     assert.equal(operations.length, Object.keys(discovery.endpoints).length);
-    assert.equal(operations.length, 33);
+    assert.equal(operations.length, 35);
     const param = (p: string, name: string) => document.paths[p]!.get!.parameters!.find((x) => x.name === name)!;
     // No DEFAULT_STATION here: the station is required wherever api.md allows a default.
     assert.equal(param('/api/v1/data/historical/', 'station').required, true);

@@ -1,7 +1,7 @@
 import { addRoute, type Api } from '../../http/route.js';
 import { cachePolicy } from '../../http/cachePolicy.js';
 import { dateSchema, stationIdSchema } from '../../http/params.js';
-import { invalidParameters, notFound } from '../../http/problem.js';
+import { notFound } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
 import { dateRangeErrors } from '../core/params.js';
 import { hasOwnQcConfig, qcConfigOf, qcConfigSchema } from '../core/qc/config.js';
@@ -52,6 +52,21 @@ const configAnswer = qcConfigSchema.openapi({
 });
 
 const today = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * The days a report covers: those asked for (the 30 days to today by default), from the day of the
+ * station's first reading, up to today, the last `maxReportDays` of them. A range wholly in the future
+ * is its first day, which has nothing yet.
+ */
+function reportDays(fromDate: string | undefined, toDate: string | undefined, first: string | null) {
+  let to = toDate ?? today();
+  let from = fromDate ?? daysBefore(to, 29);
+  if (from > today()) return { from, to: from };
+  if (to > today()) to = today();
+  if (first && from < first && first <= to) from = first;
+  if (Date.parse(to) - Date.parse(from) >= maxReportDays * 86_400_000) from = daysBefore(to, maxReportDays - 1);
+  return { from, to };
+}
 const daysBefore = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
 
 /** A station's quality-control configuration and its quality report. */
@@ -59,8 +74,9 @@ export function addQualityRoutes(api: Api): void {
   const { db } = api.deps;
 
   const stationOf = async (stationId: string) => {
-    const { rows } = await db.readPool.read<{ interval_seconds: number; latest: number | null }>({
-      text: `select s.interval_seconds, extract(epoch from l.ts)::float8 * 1000 as latest
+    const { rows } = await db.readPool.read<{ interval_seconds: number; latest: number | null; first: string | null }>({
+      text: `select s.interval_seconds, extract(epoch from l.ts)::float8 * 1000 as latest,
+                    to_char(coalesce(l.first_ts, (select min(ts) from readings r where r.station_id = s.station_id)) at time zone 'UTC', 'YYYY-MM-DD') as first
              from stations s left join station_latest l using (station_id) where s.station_id = $1`,
       values: [stationId],
     });
@@ -92,7 +108,7 @@ export function addQualityRoutes(api: Api): void {
     {
       method: 'get', path: '/api/v1/stations/:station_id/quality/', operationId: 'stationQualityReport', cache: cachePolicy.live, tag: 'Quality',
       summary: 'A station\'s data quality over whole UTC days: coverage, gaps, flat lines, spikes, and flags per day',
-      description: `From the readings and the QARTOD flags of the station's configuration (/api/v1/stations/{station_id}/qc/). At most ${maxReportDays} days; a range ending today counts up to now.`,
+      description: `From the readings and the QARTOD flags of the station's configuration (/api/v1/stations/{station_id}/qc/). The report covers the days asked for from the day of the station's first reading up to today (counting up to now), at most the last ${maxReportDays} of them; \`from\` and \`to\` say which days it covers.`,
       params: stationParams,
       query: reportQuerySchema,
       checks: (q) => dateRangeErrors(q),
@@ -102,13 +118,8 @@ export function addQualityRoutes(api: Api): void {
       },
     },
     async (ctx, { params, query }) => {
-      const to = query.to_date ?? (query.from_date && query.from_date > today() ? query.from_date : today());
-      const from = query.from_date ?? daysBefore(to, 29);
-      if (from > to) throw invalidParameters([{ param: 'from_date', message: 'must not be after to_date' }]);
-      if (Date.parse(to) - Date.parse(from) >= maxReportDays * 86_400_000) {
-        throw invalidParameters([{ param: 'from_date', message: `must be at most ${maxReportDays} days before to_date` }]);
-      }
       const station = await stationOf(params.station_id);
+      const { from, to } = reportDays(query.from_date, query.to_date, station.first);
       const config = await qcConfigOf(db.readPool, params.station_id);
       ctx.body = await db.replicas.prefer(({ streamPool }) => qualityReport(streamPool, {
         stationId: params.station_id, from, to, intervalSeconds: station.interval_seconds, latest: station.latest, now: Date.now(),
