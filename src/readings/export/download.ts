@@ -45,7 +45,7 @@ const qcRangeOf = (args: DownloadArgs) => ({
   to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
 });
 
-const lookupFor = (pool: PgPool, args: DownloadArgs): Promise<QcLookup> => qcLookup(pool, args.qc!, qcRangeOf(args), args.asOf);
+const lookupFor = (pool: PgPool, args: DownloadArgs): QcLookup => qcLookup(pool, args.qc!, qcRangeOf(args), args.asOf);
 
 /**
  * firmware_version is the one free text a station writes: in CSV, a value a spreadsheet would run as a
@@ -90,9 +90,9 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
 /** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
 export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough | CsvQcColumns> {
   if (args.qc) {
-    // The flags are computed first, over each station's series, then joined to the rows as COPY writes them.
+    // Each station's flags are read window by window along the rows as COPY writes them.
     const streams = qcStreamsIn(downloadColumns(Boolean(args.allColumns)));
-    const body = new CsvQcColumns(await lookupFor(pool, args), streams, args.withStation, args.stationIds[0]!);
+    const body = new CsvQcColumns(lookupFor(pool, args), streams, args.withStation, args.stationIds[0]!);
     body.push(preamble);
     return copyOut(pool, downloadQuery(args), 'csv', body);
   }
@@ -114,13 +114,14 @@ export const parquetDownloadColumns = (withStation: boolean, qc = false): Parque
 ];
 
 /** The aggregate flags of a batch of a Parquet download's rows, one column per metric. */
-function flagColumns(lookup: QcLookup, batch: { rows: number; columns: unknown[][] }, args: DownloadArgs): number[][] {
+async function flagColumns(lookup: QcLookup, batch: { rows: number; columns: unknown[][] }, args: DownloadArgs): Promise<number[][]> {
   const streams = qcStreamsIn(downloadColumns(true));
   const out = streams.map(() => new Array<number>(batch.rows));
   const times = batch.columns[args.withStation ? 1 : 0] as bigint[];
   for (let i = 0; i < batch.rows; i++) {
     const station = args.withStation ? (batch.columns[0]![i] as string) : args.stationIds[0]!;
-    const flags = aggregateFlagsAt(lookup, station, Number(times[i]!) / 1000, streams);
+    const found = aggregateFlagsAt(lookup, station, Number(times[i]!) / 1000, streams);
+    const flags = Array.isArray(found) ? found : await found;
     for (let s = 0; s < streams.length; s++) out[s]![i] = flags[s]!;
   }
   return out;
@@ -138,13 +139,13 @@ export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, me
   const columns = parquetDownloadColumns(args.withStation, Boolean(args.qc));
   const read = parquetDownloadColumns(args.withStation);
   const types = read.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
-  const lookup = args.qc ? await lookupFor(pool, args) : null;
+  const lookup = args.qc ? lookupFor(pool, args) : null;
   const rows = await copyOut(pool, downloadQuery({ ...args, allColumns: true }, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
   const file = parquetStream(columns, metadata);
   file.body.on('close', () => rows.destroy());
   void (async () => {
     try {
-      for await (const batch of rows) await file.write(lookup ? [...batch.columns, ...flagColumns(lookup, batch, args)] : batch.columns);
+      for await (const batch of rows) await file.write(lookup ? [...batch.columns, ...(await flagColumns(lookup, batch, args))] : batch.columns);
       await file.end();
     } catch (error) {
       file.body.destroy(error as Error);

@@ -82,13 +82,16 @@ describeEngines('Parquet downloads and aggregates', (env) => {
   });
 
   it('gives a station\'s history with typed columns, the values of the CSV, and the licence and citation in its metadata', async () => {
-    const file = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&station=pq-a');
+    const file = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&qc=true&station=pq-a');
     assert.equal(file.rows.length, 3 * 1440);
     assert.match(typeOf(file, 'timestamp_utc')!.logical ?? '', /TimestampType\(isAdjustedToUTC=1, .*MICROS=MicroSeconds\(\)/i);
     assert.equal(typeOf(file, 'timestamp_utc')!.type, 'INT64');
-    // Every field of a reading: the contract's columns first, in their order, then the others.
+    // Every field of a reading: the contract's columns first, in their order, then the others, then each
+    // metric's QARTOD flag (as the CSV gives them with qc=true).
+    const fields = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5_ugm3', 'pm10_ugm3', 'co2_ppm', 'altitude_m', 'pm1_0', 'co_ppm', 'uv_index'];
     assert.deepEqual(file.columns, ['timestamp_utc', 'temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5_ugm3', 'pm10_ugm3', 'co2_ppm', 'quality_flag',
-      'altitude_m', 'pm1_0', 'co_ppm', 'uv_index', 'firmware_version', 'module_data']);
+      'altitude_m', 'pm1_0', 'co_ppm', 'uv_index', 'firmware_version', 'module_data', ...fields.map((f) => `${f}_qc`)]);
+    for (const name of fields) assert.equal(typeOf(file, `${name}_qc`)!.type, 'INT32', name);
     for (const name of ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm2_5_ugm3', 'pm10_ugm3', 'co2_ppm', 'altitude_m', 'pm1_0', 'co_ppm', 'uv_index']) {
       assert.equal(typeOf(file, name)!.type, 'DOUBLE', name);
     }
@@ -102,12 +105,12 @@ describeEngines('Parquet downloads and aggregates', (env) => {
   });
 
   it('applies the same filters as CSV, and several stations with station_id', async () => {
-    await sameAsCsv(env(), '/api/v1/data/download/?columns=all&station=pq-a&from_date=2026-03-02&to_date=2026-03-02&quality=suspect');
-    const both = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&stations=pq-b,pq-a&from_date=2026-03-01&to_date=2026-03-01');
+    await sameAsCsv(env(), '/api/v1/data/download/?columns=all&qc=true&station=pq-a&from_date=2026-03-02&to_date=2026-03-02&quality=suspect');
+    const both = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&qc=true&stations=pq-b,pq-a&from_date=2026-03-01&to_date=2026-03-01');
     assert.equal(both.columns[0], 'station_id');
     assert.equal(both.rows.length, 1440 + 144);
     assert.match(both.encodings.station_id!, /RLE_DICTIONARY/);
-    const empty = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&station=pq-a&from_date=2027-01-01');
+    const empty = await sameAsCsv(env(), '/api/v1/data/download/?columns=all&qc=true&station=pq-a&from_date=2027-01-01');
     assert.equal(empty.rows.length, 0);
   });
 

@@ -4,7 +4,7 @@ import type { PgPool } from '../../../db/pool.js';
 import type { AsOf } from '../asOf.js';
 import type { QcConfig } from './config.js';
 import { qcStreams } from './config.js';
-import { indexOfTime, stationQcFlags, untested, type QcRange, type StationFlags } from './flags.js';
+import { StationQcCursor, untested, type QcRange } from './flags.js';
 
 /** The column of a metric's aggregate QARTOD flag: `<metric>_qc`. */
 export const qcColumnName = (name: string) => `${name}_qc`;
@@ -16,23 +16,18 @@ export const qcStreamsIn = (columns: readonly string[]): number[] =>
     return index < 0 ? [] : [index];
   });
 
-/** The flags of several stations' readings in a range, each under its own configuration. */
-export type QcLookup = Map<string, StationFlags>;
+/** The flags of several stations' readings in a range, each under its own configuration, read along a download. */
+export type QcLookup = Map<string, StationQcCursor>;
 
-export async function qcLookup(pool: PgPool, configs: Record<string, QcConfig>, range: QcRange, asOf?: AsOf): Promise<QcLookup> {
-  const lookup: QcLookup = new Map();
-  for (const [stationId, config] of Object.entries(configs)) lookup.set(stationId, await stationQcFlags(pool, stationId, range, config, asOf));
-  return lookup;
+export function qcLookup(pool: PgPool, configs: Record<string, QcConfig>, range: QcRange, asOf?: AsOf): QcLookup {
+  return new Map(Object.entries(configs).map(([stationId, config]) => [stationId, new StationQcCursor(pool, stationId, config, range, asOf)]));
 }
 
-/**
- * The aggregate flags of the reading of `stationId` at `ms` for the metrics `streams`; not evaluated for
- * a reading the flags were not computed for (one that arrived between the two reads of a download).
- */
-export function aggregateFlagsAt(lookup: QcLookup, stationId: string, ms: number, streams: readonly number[]): number[] {
-  const flags = lookup.get(stationId);
-  const index = flags ? indexOfTime(flags.times, ms) : -1;
-  return streams.map((s) => (index < 0 ? untested : flags!.streams[s]!.aggregate[index]!));
+/** The aggregate flags of the reading of `stationId` at `ms` for the metrics `streams` (readings asked for in time order). */
+export function aggregateFlagsAt(lookup: QcLookup, stationId: string, ms: number, streams: readonly number[]): number[] | Promise<number[]> {
+  const cursor = lookup.get(stationId);
+  if (!cursor) return streams.map(() => untested);
+  return cursor.flagsNow(ms, streams) ?? cursor.flagsAt(ms, streams);
 }
 
 /**
@@ -50,29 +45,34 @@ export class CsvQcColumns extends Transform {
 
   override _transform(chunk: Buffer | string, _encoding: BufferEncoding, callback: TransformCallback): void {
     const text = this.carry + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
-    let out = '';
+    const records: string[] = [];
     let start = 0;
     let quoted = false;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c === 0x22) quoted = !quoted;
       else if (c === 0x0a && !quoted) {
-        out += `${this.record(text.slice(start, i))}\n`;
+        records.push(text.slice(start, i));
         start = i + 1;
       }
     }
     this.carry = text.slice(start);
-    callback(null, out);
+    this.flagged(records, '\n').then((out) => callback(null, out), callback);
   }
 
   override _flush(callback: TransformCallback): void {
-    callback(null, this.carry ? this.record(this.carry) : '');
+    this.flagged(this.carry ? [this.carry] : [], '').then((out) => callback(null, out), callback);
   }
 
-  private record(line: string): string {
-    const first = line.indexOf(',');
-    const stationId = this.withStation ? line.slice(0, first) : this.stationId;
-    const timestamp = this.withStation ? line.slice(first + 1, line.indexOf(',', first + 1)) : line.slice(0, first);
-    return `${line},${aggregateFlagsAt(this.lookup, stationId, Date.parse(timestamp), this.streams).join(',')}`;
+  private async flagged(records: string[], end: string): Promise<string> {
+    let out = '';
+    for (const line of records) {
+      const first = line.indexOf(',');
+      const stationId = this.withStation ? line.slice(0, first) : this.stationId;
+      const timestamp = this.withStation ? line.slice(first + 1, line.indexOf(',', first + 1)) : line.slice(0, first);
+      const flags = aggregateFlagsAt(this.lookup, stationId, Date.parse(timestamp), this.streams);
+      out += `${line},${(Array.isArray(flags) ? flags : await flags).join(',')}${end}`;
+    }
+    return out;
   }
 }

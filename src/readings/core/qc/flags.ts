@@ -22,7 +22,7 @@ export type StationFlags = {
   times: Float64Array;
   /** Per metric of a reading, in column order: flags for each reading (not evaluated where it has no tests). */
   streams: StreamFlags[];
-  /** The values the flags were computed from, per metric in column order (NaN for none). */
+  /** The values the flags were computed from, per metric in column order (NaN for none; empty when untested). */
   values: Float64Array[];
 };
 
@@ -41,6 +41,9 @@ export function indexOfTime(times: Float64Array, ms: number): number {
   return low < times.length && times[low]! < ms + 1 ? low : -1;
 }
 
+/** A reading's flag for a metric with no tests: not evaluated. */
+export const untested = qcFlag.notEvaluated;
+
 const lit = (values: string[], value: string) => `$${values.push(value)}`;
 
 /** Where the station's readings come from: the table, or the archive as it stood at `asOf`. */
@@ -54,7 +57,7 @@ const where = (source: string, condition: string) => `${source}${source.includes
  * The facts of the station's whole series the flat-line test takes: how many readings, and their median
  * spacing in whole seconds (as ioos_qc computes it from the whole series it is given).
  */
-async function seriesFacts(pool: PgPool, stationId: string, asOf: AsOf | undefined): Promise<SeriesFacts> {
+export async function seriesFacts(pool: PgPool, stationId: string, asOf: AsOf | undefined): Promise<SeriesFacts> {
   const values: string[] = [];
   const source = sourceOf(values, stationId, asOf);
   const text = `
@@ -64,21 +67,27 @@ async function seriesFacts(pool: PgPool, stationId: string, asOf: AsOf | undefin
   return { length: length![0]!, interval: interval![0]! };
 }
 
-/** The columns of a binary COPY of `width` float8 columns, NULL as NaN. */
+/** The columns of a binary COPY of `width` float8 columns, NULL as NaN, built as the rows arrive. */
 async function readColumns(pool: PgPool, query: CopyQuery, width: number): Promise<Float64Array[]> {
-  const reader = await copyOut(pool, query, 'binary', new CopyBinaryReader(Array(width).fill('float8'), 65_536));
-  const batches: (number | null)[][][] = [];
+  const reader = await copyOut(pool, query, 'binary', new CopyBinaryReader(Array(width).fill('float8'), 8_192));
+  let columns = Array.from({ length: width }, () => new Float64Array(8_192));
   let rows = 0;
   for await (const batch of reader as AsyncIterable<{ rows: number; columns: (number | null)[][] }>) {
-    batches.push(batch.columns);
+    if (rows + batch.rows > columns[0]!.length) {
+      const size = Math.max(columns[0]!.length * 2, rows + batch.rows);
+      columns = columns.map((column) => {
+        const grown = new Float64Array(size);
+        grown.set(column.subarray(0, rows));
+        return grown;
+      });
+    }
+    batch.columns.forEach((values, c) => {
+      const column = columns[c]!;
+      for (let i = 0; i < batch.rows; i++) column[rows + i] = values[i] ?? NaN;
+    });
     rows += batch.rows;
   }
-  return Array.from({ length: width }, (_, c) => {
-    const column = new Float64Array(rows);
-    let at = 0;
-    for (const batch of batches) for (const value of batch[c]!) column[at++] = value ?? NaN;
-    return column;
-  });
+  return columns.map((column) => column.slice(0, rows));
 }
 
 /** How many readings the flat-line test looks back over, at most, for this configuration and spacing. */
@@ -101,42 +110,45 @@ function lookBack(config: QcConfig, interval: number): number {
  * readings whose neighbourhood it changes, whatever the order readings arrived in. With `asOf`, the
  * series as the archive held it then.
  */
-export async function stationQcFlags(pool: PgPool, stationId: string, range: QcRange, config: QcConfig, asOf?: AsOf): Promise<StationFlags> {
-  const facts = await seriesFacts(pool, stationId, asOf);
-  const before = lookBack(config, facts.interval);
+export async function stationQcFlags(
+  pool: PgPool, stationId: string, range: QcRange, config: QcConfig, asOf?: AsOf, facts?: SeriesFacts,
+): Promise<StationFlags> {
+  const series = facts ?? (await seriesFacts(pool, stationId, asOf));
+  const before = lookBack(config, series.interval);
   const values: string[] = [];
-  const columns = ['extract(epoch from r.ts)::float8 * 1000', ...qcStreams.map((s) => `r.${s.field}::float8`)].join(', ');
+  // Only the metrics with tests are read; the others are not evaluated.
+  const tested = qcStreams.flatMap((s, index) => (config.streams[s.stream] ? [index] : []));
   const lower = range.from ? `r.ts >= ${lit(values, range.from)}::timestamptz` : range.after ? `r.ts > ${lit(values, range.after)}::timestamptz` : 'true';
   const upper = range.to ? `r.ts < ${lit(values, range.to)}::timestamptz` : 'true';
-  const source = (v: string[]) => sourceOf(v, stationId, asOf);
+  const columns = (inRange: number) => ['extract(epoch from r.ts)::float8 * 1000', `${inRange}::float8`, ...tested.map((s) => `r.${qcStreams[s]!.field}::float8`)].join(', ');
+  const source = () => sourceOf(values, stationId, asOf);
   const text = `
     select * from (
-      (select ${columns} from ${where(source(values), `not (${lower})`)} order by r.ts desc limit ${before})
+      (select ${columns(0)} from ${where(source(), `not (${lower})`)} order by r.ts desc limit ${before})
       union all
-      (select ${columns} from ${where(source(values), `${lower} and ${upper}`)})
+      (select ${columns(1)} from ${where(source(), `${lower} and ${upper}`)})
       union all
-      (select ${columns} from ${where(source(values), `not (${upper})`)} order by r.ts limit 1)
+      (select ${columns(0)} from ${where(source(), `not (${upper})`)} order by r.ts limit 1)
     ) series order by 1`;
-  const [times, ...seriesValues] = (await readColumns(pool, { text, values }, 1 + qcStreams.length)) as [Float64Array, ...Float64Array[]];
-  const first = range.from || range.after ? firstInRange(times, range) : 0;
-  const end = range.to ? first + times.subarray(first).findIndex((t) => t >= Date.parse(range.to!)) : -1;
-  const last = end < first ? times.length : end;
-  const streams = qcStreams.map(({ field, stream }, s) => {
-    const tests = runTests(config.streams[stream]?.qartod ?? {}, seriesValues[s]!, times, facts);
-    const flags = Object.values(tests);
+  const [times, inRange, ...testedValues] = (await readColumns(pool, { text, values }, 2 + tested.length)) as [Float64Array, Float64Array, ...Float64Array[]];
+  const first = Math.max(inRange.indexOf(1), 0);
+  const last = inRange.lastIndexOf(1) + 1;
+  const n = Math.max(last - first, 0);
+  const streams = qcStreams.map(({ field, stream }, index): StreamFlags => {
+    const at = tested.indexOf(index);
+    if (at < 0) return { field, stream, tests: {}, aggregate: new Uint8Array(n).fill(untested) };
+    const tests = runTests(config.streams[stream]!.qartod, testedValues[at]!, times, series);
     return {
       field, stream,
-      tests: Object.fromEntries(Object.entries(tests).map(([test, f]) => [test, f.slice(first, last)])),
-      aggregate: aggregateFlags(flags, times.length).slice(first, last),
+      tests: Object.fromEntries(Object.entries(tests).map(([test, f]) => [test, f.slice(first, first + n)])),
+      aggregate: aggregateFlags(Object.values(tests), times.length).slice(first, first + n),
     };
   });
-  return { times: times.slice(first, last), streams, values: seriesValues.map((v) => v.slice(first, last)) };
-}
-
-function firstInRange(times: Float64Array, range: QcRange): number {
-  const from = range.from ? Date.parse(range.from) : Date.parse(range.after!);
-  const index = times.findIndex((t) => (range.from ? t >= from : t > from));
-  return index < 0 ? times.length : index;
+  const valuesOf = (index: number) => {
+    const at = tested.indexOf(index);
+    return at < 0 ? new Float64Array(0) : testedValues[at]!.slice(first, first + n);
+  };
+  return { times: times.slice(first, first + n), streams, values: qcStreams.map((_, index) => valuesOf(index)) };
 }
 
 /** Each configured test's flags over one metric's series, in qcTests' order. */
@@ -152,5 +164,67 @@ export function runTests(tests: StreamTests, values: Float64Array, times: Float6
   return out;
 }
 
-/** A reading's flag for a metric with no tests: not evaluated. */
-export const untested = qcFlag.notEvaluated;
+
+// Readings per window of a cursor: a download holds one window of each station's flags at a time.
+const windowReadings = 32_768;
+
+/**
+ * A station's flags along a read of its readings in time order, window by window: each window is read
+ * and flagged with its own context (stationQcFlags), so memory holds one window whatever the range, and
+ * the flags are the whole series' all the same.
+ */
+export class StationQcCursor {
+  private window: StationFlags | null = null;
+  /** Where the next window starts (an instant to the microsecond); null once the last was read. */
+  private next: string | null | undefined;
+  private facts?: SeriesFacts;
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly stationId: string,
+    private readonly config: QcConfig,
+    private readonly range: QcRange,
+    private readonly asOf?: AsOf,
+  ) {}
+
+  /** The aggregate flags at `ms` for the metrics `streams` when the window read holds it; null when another window must be read. */
+  flagsNow(ms: number, streams: readonly number[]): number[] | null {
+    if (!this.window) return null;
+    const index = indexOfTime(this.window.times, ms);
+    if (index >= 0) return streams.map((s) => this.window!.streams[s]!.aggregate[index]!);
+    const last = this.window.times[this.window.times.length - 1];
+    if (this.next !== null && (last === undefined || ms > last)) return null;
+    // A reading the flags were not computed for (one that arrived between the two reads of a download).
+    return streams.map(() => untested);
+  }
+
+  /** The aggregate flags at `ms` (no earlier than the last asked for), reading the windows up to it. */
+  async flagsAt(ms: number, streams: readonly number[]): Promise<number[]> {
+    for (;;) {
+      const flags = this.flagsNow(ms, streams);
+      if (flags) return flags;
+      await this.readWindow();
+    }
+  }
+
+  private async readWindow(): Promise<void> {
+    this.facts ??= await seriesFacts(this.pool, this.stationId, this.asOf);
+    const start: QcRange = this.next ? { from: this.next } : { from: this.range.from, after: this.range.after };
+    const end = await this.windowEnd(start);
+    this.window = await stationQcFlags(this.pool, this.stationId, { ...start, to: end ?? this.range.to }, this.config, this.asOf, this.facts);
+    this.next = end;
+  }
+
+  /** The instant of the first reading after the window starting at `start`, or null when the range ends first. */
+  private async windowEnd(start: QcRange): Promise<string | null> {
+    const values: string[] = [];
+    const lower = start.from ? `r.ts >= ${lit(values, start.from)}::timestamptz` : start.after ? `r.ts > ${lit(values, start.after)}::timestamptz` : 'true';
+    const upper = this.range.to ? `r.ts < ${lit(values, this.range.to)}::timestamptz` : 'true';
+    const text = `
+      select to_char(r.ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
+      from ${where(sourceOf(values, this.stationId, this.asOf), `${lower} and ${upper}`)}
+      order by r.ts offset ${windowReadings} limit 1`;
+    const { rows } = await this.pool.read<{ at: string }>({ text, values });
+    return rows[0]?.at ?? null;
+  }
+}
