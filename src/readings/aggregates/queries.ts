@@ -9,7 +9,7 @@ import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
 import type { QcConfig } from '../core/qc/config.js';
-import { stationQcFlags } from '../core/qc/flags.js';
+import { StationQcCursor } from '../core/qc/flags.js';
 import { qcFlag } from '../core/qc/qartod.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
@@ -43,18 +43,20 @@ async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Faili
     from: args.from ? `${args.from}T00:00:00Z` : undefined,
     to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
   };
-  const flags = await stationQcFlags(pool, args.stationId, range, args.qcPass!, args.asOf);
-  const tested = flags.streams.flatMap((s) => {
-    const bit = rollupMetrics.indexOf(s.field as RollupMetric);
-    return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
-  });
   const failing: Failing = { ms: [], mask: [] };
-  for (let i = 0; i < flags.times.length; i++) {
-    let mask = 0;
-    for (const { bit, aggregate } of tested) if (aggregate[i] !== qcFlag.pass) mask |= bit;
-    if (mask) {
-      failing.ms.push(flags.times[i]!);
-      failing.mask.push(mask);
+  // Window by window: memory holds one window of flags whatever the range.
+  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf).windows()) {
+    const tested = flags.streams.flatMap((s) => {
+      const bit = rollupMetrics.indexOf(s.field as RollupMetric);
+      return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
+    });
+    for (let i = 0; i < flags.times.length; i++) {
+      let mask = 0;
+      for (const { bit, aggregate } of tested) if (aggregate[i] !== qcFlag.pass) mask |= bit;
+      if (mask) {
+        failing.ms.push(flags.times[i]!);
+        failing.mask.push(mask);
+      }
     }
   }
   return failing;

@@ -1,15 +1,17 @@
 import type { PgPool } from '../../db/pool.js';
 import type { QcConfig } from '../core/qc/config.js';
-import { stationQcFlags, type StationFlags } from '../core/qc/flags.js';
+import { StationQcCursor, type StationFlags } from '../core/qc/flags.js';
 import { qcFlag } from '../core/qc/qartod.js';
 
 /** A run of missing readings: the first and last instants missing, and how many. */
 type Gap = { start: string; end: string; missing: number };
 type FlatLine = { metric: string; start: string; end: string; readings: number; value: number };
+type FlagCounts = { pass: number; not_evaluated: number; suspect: number; fail: number; missing: number };
 
-const flagNames: Record<number, string> = {
+const flagNames: Record<number, keyof FlagCounts> = {
   [qcFlag.pass]: 'pass', [qcFlag.notEvaluated]: 'not_evaluated', [qcFlag.suspect]: 'suspect', [qcFlag.fail]: 'fail', [qcFlag.missing]: 'missing',
 };
+const day = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** Readings a span implies at one every `interval` seconds, rounded up. */
 const expectedIn = (ms: number, interval: number) => Math.max(0, Math.ceil(ms / 1000 / interval));
@@ -21,12 +23,14 @@ export type ReportArgs = { stationId: string; from: string; to: string; interval
 /**
  * A station's quality over whole UTC days `from`..`to` (up to now): coverage against its interval, the
  * gaps (runs of more than three missing readings), each metric's flat-line episodes and spikes, and per
- * day coverage and how many readings each flag got, per metric.
+ * day coverage and how many readings each flag got, per metric. The readings are read and flagged
+ * window by window, so memory holds one window whatever the range.
  */
 export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcConfig) {
   const start = Date.parse(`${args.from}T00:00:00Z`);
-  const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000, args.now));
-  const flags = await stationQcFlags(pool, args.stationId, { from: iso(start), to: iso(end) }, config);
+  const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
+  const report = new ReportTally(start, end, args.intervalSeconds, config);
+  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }).windows()) report.add(window);
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
     station: args.stationId,
@@ -34,102 +38,107 @@ export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcCo
     to: args.to,
     interval_seconds: args.intervalSeconds,
     expected,
-    observed: flags.times.length,
-    coverage_pct: coverage(flags.times.length, expected),
-    gaps: gapsOf(flags.times, start, end, args.intervalSeconds),
-    flat_lines: flatLinesOf(flags, config),
-    spikes: Object.fromEntries(flags.streams.flatMap((s) => {
-      const spike = s.tests.spike_test;
-      return spike ? [[s.stream, spike.reduce((n, f) => n + (f === qcFlag.suspect || f === qcFlag.fail ? 1 : 0), 0)]] : [];
-    })),
-    daily: dailyOf(flags, start, end, args.intervalSeconds),
+    observed: report.observed,
+    coverage_pct: coverage(report.observed, expected),
+    gaps: report.finishGaps(),
+    flat_lines: report.finishFlatLines(),
+    spikes: report.spikes,
+    daily: report.daily.map((d, i) => {
+      const expectedToday = expectedIn(Math.min(start + (i + 1) * day, end) - (start + i * day), args.intervalSeconds);
+      return { date: iso(start + i * day).slice(0, 10), expected: expectedToday, observed: d.observed, coverage_pct: coverage(d.observed, expectedToday), flags: d.flags };
+    }),
     latest_age_minutes: args.latest === null ? null : Math.floor((args.now - args.latest) / 6_000) / 10,
   };
 }
 
-/**
- * Runs of more than three missing readings: between two readings, the instants the interval implies
- * between them (their spacing in intervals, rounded, less one); before the first reading from the start
- * of the range, after the last up to its end (or now).
- */
-export function gapsOf(times: Float64Array, start: number, end: number, interval: number): Gap[] {
-  const step = interval * 1000;
-  const gaps: Gap[] = [];
-  const add = (first: number, missing: number) => {
-    if (missing > 3) gaps.push({ start: iso(first), end: iso(first + (missing - 1) * step), missing });
-  };
-  if (times.length === 0) {
-    add(start, expectedIn(end - start, interval));
-    return gaps;
-  }
-  add(start, Math.round((times[0]! - start) / step));
-  for (let i = 1; i < times.length; i++) add(times[i - 1]! + step, Math.round((times[i]! - times[i - 1]!) / step) - 1);
-  add(times[times.length - 1]! + step, expectedIn(end - times[times.length - 1]!, interval) - 1);
-  return gaps;
-}
+/** A run of readings of one metric within the flat-line tolerance, as it grows. */
+type Run = { first: number; last: number; readings: number; min: number; max: number; value: number };
 
-/**
- * Per metric with a flat-line test: the runs of consecutive readings whose values (missing ones left out)
- * stay within the test's tolerance, taken from the first reading on, that last at least its suspect
- * threshold.
- */
-function flatLinesOf(flags: StationFlags, config: QcConfig): FlatLine[] {
-  const episodes: FlatLine[] = [];
-  flags.streams.forEach((s, index) => {
-    const test = config.streams[s.stream]?.qartod.flat_line_test;
-    if (!test) return;
-    const values = flags.values[index]!;
-    const tolerance = test.tolerance ?? 0;
-    let first = -1;
-    let last = -1;
-    let readings = 0;
-    let min = Infinity;
-    let max = -Infinity;
-    const close = () => {
-      if (first >= 0 && (flags.times[last]! - flags.times[first]!) / 1000 >= test.suspect_threshold) {
-        episodes.push({ metric: s.stream, start: iso(flags.times[first]!), end: iso(flags.times[last]!), readings, value: values[first]! });
-      }
-    };
+/** The report's counts, taken window by window along the station's readings in time order. */
+class ReportTally {
+  observed = 0;
+  spikes: Record<string, number> = {};
+  daily: { observed: number; flags: Record<string, FlagCounts> }[] = [];
+  private readonly gaps: Gap[] = [];
+  private readonly flatLines: FlatLine[] = [];
+  private readonly runs = new Map<string, Run | null>();
+  private previous: number | null = null;
+  private readonly step: number;
+
+  constructor(private readonly start: number, private readonly end: number, private readonly interval: number, private readonly config: QcConfig) {
+    this.step = interval * 1000;
+    for (let at = start; at < end; at += day) this.daily.push({ observed: 0, flags: {} });
+  }
+
+  add(window: StationFlags): void {
+    const { times, streams } = window;
+    this.observed += times.length;
+    for (let i = 0; i < times.length; i++) {
+      const t = times[i]!;
+      // Missing readings: from the range's start to the first reading, then between two readings.
+      if (this.previous === null) this.gap(this.start, Math.round((t - this.start) / this.step));
+      else this.gap(this.previous + this.step, Math.round((t - this.previous) / this.step) - 1);
+      this.previous = t;
+      const today = this.daily[Math.floor((t - this.start) / day)];
+      if (today) today.observed++;
+      streams.forEach((s) => {
+        if (!today) return;
+        today.flags[s.stream] ??= { pass: 0, not_evaluated: 0, suspect: 0, fail: 0, missing: 0 };
+        today.flags[s.stream]![flagNames[s.aggregate[i]!]!]++;
+      });
+    }
+    streams.forEach((s, index) => {
+      const spike = s.tests.spike_test;
+      if (spike) this.spikes[s.stream] = (this.spikes[s.stream] ?? 0) + spike.reduce((n, f) => n + (f === qcFlag.suspect || f === qcFlag.fail ? 1 : 0), 0);
+      const flat = this.config.streams[s.stream]?.qartod.flat_line_test;
+      if (flat) this.flat(s.stream, window.values[index]!, times, flat.tolerance ?? 0, flat.suspect_threshold);
+    });
+    // Days without a reading count none of each flag.
+    for (const d of this.daily) for (const s of streams) d.flags[s.stream] ??= { pass: 0, not_evaluated: 0, suspect: 0, fail: 0, missing: 0 };
+  }
+
+  /** The gaps, with the one after the last reading (or the whole range without readings). */
+  finishGaps(): Gap[] {
+    if (this.previous === null) this.gap(this.start, expectedIn(this.end - this.start, this.interval));
+    else this.gap(this.previous + this.step, expectedIn(this.end - this.previous, this.interval) - 1);
+    return this.gaps;
+  }
+
+  finishFlatLines(): FlatLine[] {
+    for (const [stream, run] of this.runs) this.closeRun(stream, run);
+    const order = Object.keys(this.config.streams);
+    return this.flatLines.sort((a, b) => order.indexOf(a.metric) - order.indexOf(b.metric) || a.start.localeCompare(b.start));
+  }
+
+  private gap(first: number, missing: number): void {
+    if (missing > 3) this.gaps.push({ start: iso(first), end: iso(first + (missing - 1) * this.step), missing });
+  }
+
+  /**
+   * Runs of consecutive readings whose values (missing ones left out) stay within `tolerance`, taken from
+   * the first reading on; those lasting at least `threshold` seconds are flat-line episodes.
+   */
+  private flat(stream: string, values: Float64Array, times: Float64Array, tolerance: number, threshold: number): void {
+    let run = this.runs.get(stream) ?? null;
     for (let i = 0; i < values.length; i++) {
       const x = values[i]!;
       if (Number.isNaN(x)) continue;
-      if (first >= 0 && Math.max(max, x) - Math.min(min, x) < tolerance) {
-        min = Math.min(min, x);
-        max = Math.max(max, x);
-        last = i;
-        readings++;
+      if (run && Math.max(run.max, x) - Math.min(run.min, x) < tolerance) {
+        run.min = Math.min(run.min, x);
+        run.max = Math.max(run.max, x);
+        run.last = times[i]!;
+        run.readings++;
         continue;
       }
-      close();
-      first = last = i;
-      readings = 1;
-      min = max = x;
+      this.closeRun(stream, run, threshold);
+      run = { first: times[i]!, last: times[i]!, readings: 1, min: x, max: x, value: x };
     }
-    close();
-  });
-  return episodes;
-}
-
-/** Per UTC day of the range: expected, observed, coverage and each metric's count of readings per flag. */
-function dailyOf(flags: StationFlags, start: number, end: number, interval: number) {
-  const days = [];
-  let i = 0;
-  for (let day = start; day < end; day += 86_400_000) {
-    const next = Math.min(day + 86_400_000, end);
-    const first = i;
-    while (i < flags.times.length && flags.times[i]! < next) i++;
-    const expected = expectedIn(next - day, interval);
-    days.push({
-      date: iso(day).slice(0, 10),
-      expected,
-      observed: i - first,
-      coverage_pct: coverage(i - first, expected),
-      flags: Object.fromEntries(flags.streams.map((s) => {
-        const counts: Record<string, number> = { pass: 0, not_evaluated: 0, suspect: 0, fail: 0, missing: 0 };
-        for (let r = first; r < i; r++) counts[flagNames[s.aggregate[r]!]!]!++;
-        return [s.stream, counts];
-      })),
-    });
+    this.runs.set(stream, run);
   }
-  return days;
+
+  private closeRun(stream: string, run: Run | null, threshold = this.config.streams[stream]?.qartod.flat_line_test?.suspect_threshold ?? Infinity): void {
+    if (run && (run.last - run.first) / 1000 >= threshold) {
+      this.flatLines.push({ metric: stream, start: iso(run.first), end: iso(run.last), readings: run.readings, value: run.value });
+    }
+  }
 }

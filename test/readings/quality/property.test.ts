@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setQcConfig, type QcConfig } from '../../../src/readings/core/qc/config.js';
-import { runTests } from '../../../src/readings/core/qc/flags.js';
+import { runTests, StationQcCursor } from '../../../src/readings/core/qc/flags.js';
 import { aggregateFlags } from '../../../src/readings/core/qc/qartod.js';
 import { deleteReadings } from '../../../src/readings/operator/removal.js';
 import { describeEngines } from '../../helpers/app.js';
@@ -97,6 +97,17 @@ describeEngines(`QARTOD flags against a from-scratch run, batches in any order, 
         const fields = line.split(',');
         assert.deepEqual([Number(fields[8]), Number(fields[9])], expected.get(fields[0]!), `${step}: ${fields[0]} (QC_SEED=${seed})`);
       }
+      // Read window by window, windows of a few readings give the same flags.
+      const windowed = new StationQcCursor(env().db.streamPool, station, config, {}, undefined, 2 + Math.floor(random() * 20));
+      const streams = [0, 1];
+      let seen = 0;
+      for await (const window of windowed.windows()) {
+        seen += window.times.length;
+        window.times.forEach((t, i) => {
+          assert.deepEqual(streams.map((s) => window.streams[s]!.aggregate[i]), expected.get(new Date(t).toISOString()), `${step}: windowed at ${new Date(t).toISOString()} (QC_SEED=${seed})`);
+        });
+      }
+      assert.equal(seen, expected.size, `${step}: readings read window by window`);
       for (const hours of [1 + Math.floor(random() * 3), 4 + Math.floor(random() * 4)]) {
         const { body } = await env().getJson(`/api/v1/data/historical/?station=${station}&hours=${hours}&qc=true`);
         for (const r of body.readings as { timestamp: string; temperature_c_qc: number; humidity_rh_qc: number }[]) {

@@ -185,6 +185,8 @@ export class StationQcCursor {
     private readonly config: QcConfig,
     private readonly range: QcRange,
     private readonly asOf?: AsOf,
+    /** Readings per window. */
+    private readonly windowSize = windowReadings,
   ) {}
 
   /** The aggregate flags at `ms` for the metrics `streams` when the window read holds it; null when another window must be read. */
@@ -196,6 +198,14 @@ export class StationQcCursor {
     if (this.next !== null && (last === undefined || ms > last)) return null;
     // A reading the flags were not computed for (one that arrived between the two reads of a download).
     return streams.map(() => untested);
+  }
+
+  /** Each window of the range in turn. */
+  async *windows(): AsyncGenerator<StationFlags> {
+    while (this.next !== null) {
+      await this.readWindow();
+      yield this.window!;
+    }
   }
 
   /** The aggregate flags at `ms` (no earlier than the last asked for), reading the windows up to it. */
@@ -223,7 +233,7 @@ export class StationQcCursor {
     const text = `
       select to_char(r.ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
       from ${where(sourceOf(values, this.stationId, this.asOf), `${lower} and ${upper}`)}
-      order by r.ts offset ${windowReadings} limit 1`;
+      order by r.ts offset ${this.windowSize} limit 1`;
     const { rows } = await this.pool.read<{ at: string }>({ text, values });
     return rows[0]?.at ?? null;
   }
