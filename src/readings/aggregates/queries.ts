@@ -34,8 +34,8 @@ export type AggregateArgs = {
   qcPass?: QcConfig;
 };
 
-/** The readings some metric of which does not pass, as epoch milliseconds and a bit per rollup metric. */
-type Failing = { ms: number[]; mask: number[] };
+/** The readings some metric of which does not pass, as epoch microseconds and a bit per rollup metric. */
+type Failing = { us: number[]; mask: number[] };
 
 /** Which readings of the range qc=pass leaves out, of which metrics. */
 async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Failing> {
@@ -43,9 +43,9 @@ async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Faili
     from: args.from ? `${args.from}T00:00:00Z` : undefined,
     to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
   };
-  const failing: Failing = { ms: [], mask: [] };
+  const failing: Failing = { us: [], mask: [] };
   // Window by window: memory holds one window of flags whatever the range.
-  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf).windows()) {
+  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, undefined, true).windows()) {
     const tested = flags.streams.flatMap((s) => {
       const bit = rollupMetrics.indexOf(s.field as RollupMetric);
       return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
@@ -54,7 +54,7 @@ async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Faili
       let mask = 0;
       for (const { bit, aggregate } of tested) if (aggregate[i] !== qcFlag.pass) mask |= bit;
       if (mask) {
-        failing.ms.push(flags.times[i]!);
+        failing.us.push(flags.micros[i]!);
         failing.mask.push(mask);
       }
     }
@@ -137,7 +137,7 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
 /**
  * Where an aggregate is summed from raw readings rather than read from the rollups: the parameter holding
  * the instant the archive is read as of, and those holding the readings qc=pass leaves out (epoch
- * milliseconds and a bit per rollup metric).
+ * microseconds and a bit per rollup metric).
  */
 type RawSource = { asOfParam?: string; failingParams?: readonly [string, string] };
 
@@ -157,9 +157,9 @@ function rawRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[],
   const source = raw.asOfParam
     ? `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`
     : `readings r where r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}`;
-  const [ms, mask] = raw.failingParams ?? [];
-  const values = metrics.map((m) => (ms ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`));
-  const failing = ms ? `left join unnest(${ms}::float8[], ${mask}::int[]) as q (ms, failing) on extract(epoch from r.ts)::float8 * 1000 = q.ms` : '';
+  const [us, mask] = raw.failingParams ?? [];
+  const values = metrics.map((m) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`));
+  const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';
   const [from, where] = source.split(' where ');
   return `
     select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (
@@ -257,7 +257,7 @@ function rawSourceOf(args: AggregateArgs, values: unknown[], failing: Failing | 
   const param = (value: unknown) => `$${values.push(value)}`;
   return {
     asOfParam: args.asOf ? param(args.asOf.iso) : undefined,
-    failingParams: failing ? [param(arrayText(failing.ms)), param(arrayText(failing.mask))] : undefined,
+    failingParams: failing ? [param(arrayText(failing.us)), param(arrayText(failing.mask))] : undefined,
   };
 }
 

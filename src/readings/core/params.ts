@@ -32,7 +32,8 @@ export function dateRangeErrors(q: { from_date?: string; to_date?: string }): Pa
 export const qcSchema = z
   .enum(['true', 'false'])
   .optional()
-  .transform((value) => value === 'true')
+  // Absent when false, so that a snapshot's normalised query is the same with qc=false as without it.
+  .transform((value) => (value === 'true' ? true : undefined))
   .openapi({
     type: 'boolean',
     description: 'true: each metric\'s aggregate QARTOD flag (`<metric>_qc`: 1 pass, 2 not evaluated, 3 suspect, 4 fail, 9 missing) after the columns, from the tests of the station\'s quality-control configuration (/stations/{station_id}/qc/) over its whole series in time order',

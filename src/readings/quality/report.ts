@@ -11,6 +11,9 @@ type FlagCounts = { pass: number; not_evaluated: number; suspect: number; fail: 
 const flagNames: Record<number, keyof FlagCounts> = {
   [qcFlag.pass]: 'pass', [qcFlag.notEvaluated]: 'not_evaluated', [qcFlag.suspect]: 'suspect', [qcFlag.fail]: 'fail', [qcFlag.missing]: 'missing',
 };
+const flagOrder = [qcFlag.pass, qcFlag.notEvaluated, qcFlag.suspect, qcFlag.fail, qcFlag.missing];
+const flagIndex = new Uint8Array(10);
+flagOrder.forEach((flag, i) => { flagIndex[flag] = i; });
 const day = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** Readings a span implies at one every `interval` seconds, rounded up. */
@@ -30,7 +33,7 @@ export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcCo
   const start = Date.parse(`${args.from}T00:00:00Z`);
   const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
   const report = new ReportTally(start, end, args.intervalSeconds, config);
-  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }).windows()) report.add(window);
+  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, undefined, true).windows()) report.add(window);
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
     station: args.stationId,
@@ -58,7 +61,9 @@ type Run = { first: number; last: number; readings: number; min: number; max: nu
 class ReportTally {
   observed = 0;
   spikes: Record<string, number> = {};
-  daily: { observed: number; flags: Record<string, FlagCounts> }[] = [];
+  /** Per day, readings; per stream, per day and flag (in flagOrder), readings. */
+  private readonly observedByDay: Int32Array;
+  private readonly flagsByDay = new Map<string, Int32Array>();
   private readonly gaps: Gap[] = [];
   private readonly flatLines: FlatLine[] = [];
   private readonly runs = new Map<string, Run | null>();
@@ -67,25 +72,36 @@ class ReportTally {
 
   constructor(private readonly start: number, private readonly end: number, private readonly interval: number, private readonly config: QcConfig) {
     this.step = interval * 1000;
-    for (let at = start; at < end; at += day) this.daily.push({ observed: 0, flags: {} });
+    this.observedByDay = new Int32Array(Math.ceil((end - start) / day));
+  }
+
+  /** Per day of the range: readings, and per metric readings by flag. */
+  get daily(): { observed: number; flags: Record<string, FlagCounts> }[] {
+    return [...this.observedByDay].map((observed, d) => ({
+      observed,
+      flags: Object.fromEntries([...this.flagsByDay].map(([stream, counts]) => [
+        stream, Object.fromEntries(flagOrder.map((flag, f) => [flagNames[flag]!, counts[d * flagOrder.length + f]!])) as FlagCounts,
+      ])),
+    }));
   }
 
   add(window: StationFlags): void {
     const { times, streams } = window;
     this.observed += times.length;
+    const days = new Int32Array(times.length);
     for (let i = 0; i < times.length; i++) {
       const t = times[i]!;
       // Missing readings: from the range's start to the first reading, then between two readings.
       if (this.previous === null) this.gap(this.start, Math.round((t - this.start) / this.step));
       else this.gap(this.previous + this.step, Math.round((t - this.previous) / this.step) - 1);
       this.previous = t;
-      const today = this.daily[Math.floor((t - this.start) / day)];
-      if (today) today.observed++;
-      streams.forEach((s) => {
-        if (!today) return;
-        today.flags[s.stream] ??= { pass: 0, not_evaluated: 0, suspect: 0, fail: 0, missing: 0 };
-        today.flags[s.stream]![flagNames[s.aggregate[i]!]!]++;
-      });
+      days[i] = Math.floor((t - this.start) / day);
+      this.observedByDay[days[i]!]!++;
+    }
+    for (const s of streams) {
+      let counts = this.flagsByDay.get(s.stream);
+      if (!counts) this.flagsByDay.set(s.stream, (counts = new Int32Array(this.observedByDay.length * flagOrder.length)));
+      for (let i = 0; i < times.length; i++) counts[days[i]! * flagOrder.length + flagIndex[s.aggregate[i]!]!]!++;
     }
     streams.forEach((s, index) => {
       const spike = s.tests.spike_test;
@@ -93,8 +109,6 @@ class ReportTally {
       const flat = this.config.streams[s.stream]?.qartod.flat_line_test;
       if (flat) this.flat(s.stream, window.values[index]!, times, flat.tolerance ?? 0, flat.suspect_threshold);
     });
-    // Days without a reading count none of each flag.
-    for (const d of this.daily) for (const s of streams) d.flags[s.stream] ??= { pass: 0, not_evaluated: 0, suspect: 0, fail: 0, missing: 0 };
   }
 
   /** The gaps, with the one after the last reading (or the whole range without readings). */

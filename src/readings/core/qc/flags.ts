@@ -1,9 +1,10 @@
-import { CopyBinaryReader } from '../../../db/copyBinary.js';
-import { copyOut, type CopyQuery } from '../../../db/copyOut.js';
+import { float8Array, timestampArray } from '../../../db/binaryArrays.js';
+import type { CopyQuery } from '../../../db/copyOut.js';
+import { copyRowOf } from '../../../db/copyRow.js';
 import type { PgPool } from '../../../db/pool.js';
 import type { AsOf } from '../asOf.js';
 import { qcStreams, qcTests, type QcConfig, type QcTest, type StreamTests } from './config.js';
-import { aggregateFlags, flatLine, grossRange, qcFlag, rateOfChange, spike, timeGap, type SeriesFacts } from './qartod.js';
+import { aggregateFlags, flatLine, grossRange, medianInterval, qcFlag, rateOfChange, spike, timeGap, type SeriesFacts } from './qartod.js';
 
 /** A range of readings' timestamps (ISO instants): from `from` (or after `after`) up to `to`, exclusive. */
 export type QcRange = { from?: string; after?: string; to?: string };
@@ -20,6 +21,10 @@ export type StreamFlags = {
 export type StationFlags = {
   /** The readings' instants, in milliseconds since 1970. */
   times: Float64Array;
+  /** The same to the microsecond, exactly (whole numbers). */
+  micros: Float64Array;
+  /** With a limit: where the next window starts (to the microsecond), or null when the range ends here. */
+  next?: string | null;
   /** Per metric of a reading, in column order: flags for each reading (not evaluated where it has no tests). */
   streams: StreamFlags[];
   /** The values the flags were computed from, per metric in column order (NaN for none; empty when untested). */
@@ -55,39 +60,27 @@ const where = (source: string, condition: string) => `${source}${source.includes
 
 /**
  * The facts of the station's whole series the flat-line test takes: how many readings, and their median
- * spacing in whole seconds (as ioos_qc computes it from the whole series it is given).
+ * spacing in whole seconds, computed as ioos_qc computes it from the whole series it is given. The
+ * timestamps come as one array, in the order of the primary key, rather than row by row.
  */
 export async function seriesFacts(pool: PgPool, stationId: string, asOf: AsOf | undefined): Promise<SeriesFacts> {
   const values: string[] = [];
-  const source = sourceOf(values, stationId, asOf);
-  const text = `
-    select count(*)::float8, coalesce(trunc(percentile_cont(0.5) within group (order by gap)), 'NaN')::float8
-    from (select extract(epoch from r.ts - lag(r.ts) over (order by r.ts))::float8 as gap from ${source}) gaps`;
-  const [length, interval] = await readColumns(pool, { text, values }, 2);
-  return { length: length![0]!, interval: interval![0]! };
+  const text = `select array_agg(ts) from (select r.ts from ${sourceOf(values, stationId, asOf)} order by r.ts) s`;
+  const [times] = await readArrays(pool, { text, values }, ['timestamptz']);
+  return { length: times!.length, interval: medianInterval(times!.map((us) => us / 1000)) };
 }
 
-/** The columns of a binary COPY of `width` float8 columns, NULL as NaN, built as the rows arrive. */
-async function readColumns(pool: PgPool, query: CopyQuery, width: number): Promise<Float64Array[]> {
-  const reader = await copyOut(pool, query, 'binary', new CopyBinaryReader(Array(width).fill('float8'), 8_192));
-  let columns = Array.from({ length: width }, () => new Float64Array(8_192));
-  let rows = 0;
-  for await (const batch of reader as AsyncIterable<{ rows: number; columns: (number | null)[][] }>) {
-    if (rows + batch.rows > columns[0]!.length) {
-      const size = Math.max(columns[0]!.length * 2, rows + batch.rows);
-      columns = columns.map((column) => {
-        const grown = new Float64Array(size);
-        grown.set(column.subarray(0, rows));
-        return grown;
-      });
-    }
-    batch.columns.forEach((values, c) => {
-      const column = columns[c]!;
-      for (let i = 0; i < batch.rows; i++) column[rows + i] = values[i] ?? NaN;
-    });
-    rows += batch.rows;
-  }
-  return columns.map((column) => column.slice(0, rows));
+/**
+ * The one row of `query`, each column an array (timestamptz[] as microseconds since 1970, float8[] with
+ * NaN for NULL): a window of readings in one message per column rather than a message per reading.
+ */
+async function readArrays(pool: PgPool, query: CopyQuery, types: readonly ('timestamptz' | 'float8')[]): Promise<Float64Array[]> {
+  const row = await copyRowOf(pool, query);
+  return types.map((type, c) => {
+    const bytes = row?.[c];
+    if (!bytes) return new Float64Array(0);
+    return type === 'timestamptz' ? timestampArray(bytes) : float8Array(bytes);
+  });
 }
 
 /** How many readings the flat-line test looks back over, at most, for this configuration and spacing. */
@@ -111,45 +104,87 @@ function lookBack(config: QcConfig, interval: number): number {
  * series as the archive held it then.
  */
 export async function stationQcFlags(
-  pool: PgPool, stationId: string, range: QcRange, config: QcConfig, asOf?: AsOf, facts?: SeriesFacts,
+  pool: PgPool, stationId: string, range: QcRange, config: QcConfig, asOf?: AsOf, facts?: SeriesFacts, limit?: number,
 ): Promise<StationFlags> {
   const series = facts ?? (await seriesFacts(pool, stationId, asOf));
+  return flagSeries(await readSeries(pool, stationId, range, config, series, asOf, limit), config, series);
+}
+
+/** The readings of a range with their context, as read for stationQcFlags: each part's columns, the metrics read. */
+type SeriesRead = { parts: [Float64Array[], Float64Array[], Float64Array[]]; tested: number[]; limit?: number };
+
+async function readSeries(
+  pool: PgPool, stationId: string, range: QcRange, config: QcConfig, series: SeriesFacts, asOf?: AsOf, limit?: number,
+): Promise<SeriesRead> {
   const before = lookBack(config, series.interval);
   const values: string[] = [];
   // Only the metrics with tests are read; the others are not evaluated.
   const tested = qcStreams.flatMap((s, index) => (config.streams[s.stream] ? [index] : []));
   const lower = range.from ? `r.ts >= ${lit(values, range.from)}::timestamptz` : range.after ? `r.ts > ${lit(values, range.after)}::timestamptz` : 'true';
   const upper = range.to ? `r.ts < ${lit(values, range.to)}::timestamptz` : 'true';
-  const columns = (inRange: number) => ['extract(epoch from r.ts)::float8 * 1000', `${inRange}::float8`, ...tested.map((s) => `r.${qcStreams[s]!.field}::float8`)].join(', ');
-  const source = () => sourceOf(values, stationId, asOf);
+  const columns = ['r.ts', ...tested.map((s, i) => `r.${qcStreams[s]!.field}::float8 as v${i}`)].join(', ');
+  // Each part as arrays, read in the primary key's order: the readings before the range (as many as the
+  // flat-line test looks back over), those in it (at most `limit` and one more, which starts the next
+  // window), and the first after it.
+  const part = (name: string, rows: string) => `(select array_agg(ts) as ${name}_ts${tested.map((_, i) => `, array_agg(v${i}) as ${name}_v${i}`).join('')} from (${rows}) ${name}) ${name}_part`;
   const text = `
-    select * from (
-      (select ${columns(0)} from ${where(source(), `not (${lower})`)} order by r.ts desc limit ${before})
-      union all
-      (select ${columns(1)} from ${where(source(), `${lower} and ${upper}`)})
-      union all
-      (select ${columns(0)} from ${where(source(), `not (${upper})`)} order by r.ts limit 1)
-    ) series order by 1`;
-  const [times, inRange, ...testedValues] = (await readColumns(pool, { text, values }, 2 + tested.length)) as [Float64Array, Float64Array, ...Float64Array[]];
-  const first = Math.max(inRange.indexOf(1), 0);
-  const last = inRange.lastIndexOf(1) + 1;
-  const n = Math.max(last - first, 0);
+    select * from
+      ${part('before', `select * from (select ${columns} from ${where(sourceOf(values, stationId, asOf), `not (${lower})`)} order by r.ts desc limit ${before}) b order by ts`)},
+      ${part('range', `select ${columns} from ${where(sourceOf(values, stationId, asOf), `${lower} and ${upper}`)} order by r.ts${limit ? ` limit ${limit + 1}` : ''}`)},
+      ${part('after', `select ${columns} from ${where(sourceOf(values, stationId, asOf), `not (${upper})`)} order by r.ts limit 1`)}`;
+  const width = 1 + tested.length;
+  const types = ['timestamptz' as const, ...tested.map(() => 'float8' as const)];
+  const arrays = await readArrays(pool, { text, values }, [...types, ...types, ...types]);
+  const parts = [0, 1, 2].map((p) => arrays.slice(p * width, (p + 1) * width)) as SeriesRead['parts'];
+  return { parts, tested, limit };
+}
+
+/** Where the window after `read` starts (to the microsecond), or null when the range ends with it. */
+const nextOf = ({ parts: [, range], limit }: SeriesRead) => (limit !== undefined && range[0]!.length > limit ? instantOf(range[0]![limit]!) : null);
+
+/** The flags of the readings read. */
+function flagSeries(read: SeriesRead, config: QcConfig, series: SeriesFacts): StationFlags {
+  const { parts: [beforePart, rangePart, afterPart], tested, limit } = read;
+  // Past the limit, the last reading read starts the next window and is this one's reading after.
+  const more = limit !== undefined && rangePart[0]!.length > limit;
+  const joined = (c: number) => concat([beforePart[c]!, rangePart[c]!, more ? new Float64Array(0) : afterPart[c]!]);
+  const micros = joined(0);
+  const times = micros.map((us) => us / 1000);
+  const first = beforePart[0]!.length;
+  const n = rangePart[0]!.length - (more ? 1 : 0);
   const streams = qcStreams.map(({ field, stream }, index): StreamFlags => {
     const at = tested.indexOf(index);
     if (at < 0) return { field, stream, tests: {}, aggregate: new Uint8Array(n).fill(untested) };
-    const tests = runTests(config.streams[stream]!.qartod, testedValues[at]!, times, series);
+    const tests = runTests(config.streams[stream]!.qartod, joined(at + 1), times, series);
     return {
       field, stream,
-      tests: Object.fromEntries(Object.entries(tests).map(([test, f]) => [test, f.slice(first, first + n)])),
-      aggregate: aggregateFlags(Object.values(tests), times.length).slice(first, first + n),
+      tests: Object.fromEntries(Object.entries(tests).map(([test, f]) => [test, f.subarray(first, first + n)])),
+      aggregate: aggregateFlags(Object.values(tests), times.length).subarray(first, first + n),
     };
   });
   const valuesOf = (index: number) => {
     const at = tested.indexOf(index);
-    return at < 0 ? new Float64Array(0) : testedValues[at]!.slice(first, first + n);
+    return at < 0 ? new Float64Array(0) : rangePart[at + 1]!.subarray(0, n);
   };
-  return { times: times.slice(first, first + n), streams, values: qcStreams.map((_, index) => valuesOf(index)) };
+  return {
+    times: times.subarray(first, first + n), micros: micros.subarray(first, first + n), streams, values: qcStreams.map((_, index) => valuesOf(index)),
+    next: nextOf(read),
+  };
 }
+
+const concat = (parts: Float64Array[]) => {
+  const out = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+};
+
+/** An instant in microseconds since 1970 as ISO 8601 text to the microsecond, as PostgreSQL reads it. */
+const instantOf = (us: number) =>
+  `${new Date(Math.floor(us / 1000)).toISOString().slice(0, -1)}${String(((us % 1000) + 1000) % 1000).padStart(3, '0')}Z`;
 
 /** Each configured test's flags over one metric's series, in qcTests' order. */
 export function runTests(tests: StreamTests, values: Float64Array, times: Float64Array, facts?: SeriesFacts): Partial<Record<QcTest, Uint8Array>> {
@@ -166,7 +201,7 @@ export function runTests(tests: StreamTests, values: Float64Array, times: Float6
 
 
 // Readings per window of a cursor: a download holds one window of each station's flags at a time.
-const windowReadings = 32_768;
+const windowReadings = 65_536;
 
 /**
  * A station's flags along a read of its readings in time order, window by window: each window is read
@@ -178,6 +213,7 @@ export class StationQcCursor {
   /** Where the next window starts (an instant to the microsecond); null once the last was read. */
   private next: string | null | undefined;
   private facts?: SeriesFacts;
+  private pending: Promise<SeriesRead> | null = null;
 
   constructor(
     private readonly pool: PgPool,
@@ -187,6 +223,8 @@ export class StationQcCursor {
     private readonly asOf?: AsOf,
     /** Readings per window. */
     private readonly windowSize = windowReadings,
+    /** Whether the next window is read while one is flagged (a connection more, for a read of one station). */
+    private readonly prefetch = false,
   ) {}
 
   /** The aggregate flags at `ms` for the metrics `streams` when the window read holds it; null when another window must be read. */
@@ -218,23 +256,17 @@ export class StationQcCursor {
   }
 
   private async readWindow(): Promise<void> {
-    this.facts ??= await seriesFacts(this.pool, this.stationId, this.asOf);
+    const facts = (this.facts ??= await seriesFacts(this.pool, this.stationId, this.asOf));
     const start: QcRange = this.next ? { from: this.next } : { from: this.range.from, after: this.range.after };
-    const end = await this.windowEnd(start);
-    this.window = await stationQcFlags(this.pool, this.stationId, { ...start, to: end ?? this.range.to }, this.config, this.asOf, this.facts);
-    this.next = end;
+    const read = await (this.pending ?? this.read(start, facts));
+    this.next = nextOf(read);
+    // The next window is read while this one is flagged: the database and the service work side by side.
+    this.pending = this.prefetch && this.next ? this.read({ from: this.next }, facts) : null;
+    this.pending?.catch(() => undefined);
+    this.window = flagSeries(read, this.config, facts);
   }
 
-  /** The instant of the first reading after the window starting at `start`, or null when the range ends first. */
-  private async windowEnd(start: QcRange): Promise<string | null> {
-    const values: string[] = [];
-    const lower = start.from ? `r.ts >= ${lit(values, start.from)}::timestamptz` : start.after ? `r.ts > ${lit(values, start.after)}::timestamptz` : 'true';
-    const upper = this.range.to ? `r.ts < ${lit(values, this.range.to)}::timestamptz` : 'true';
-    const text = `
-      select to_char(r.ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at
-      from ${where(sourceOf(values, this.stationId, this.asOf), `${lower} and ${upper}`)}
-      order by r.ts offset ${this.windowSize} limit 1`;
-    const { rows } = await this.pool.read<{ at: string }>({ text, values });
-    return rows[0]?.at ?? null;
+  private read(start: QcRange, facts: SeriesFacts): Promise<SeriesRead> {
+    return readSeries(this.pool, this.stationId, { ...start, to: this.range.to }, this.config, facts, this.asOf, this.windowSize);
   }
 }

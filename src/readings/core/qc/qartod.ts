@@ -74,10 +74,22 @@ export function rateOfChange(values: Float64Array, times: Float64Array, args: Ra
 
 /** The median spacing of `times` in whole seconds, as ioos_qc takes it for the flat-line test. */
 export function medianInterval(times: Float64Array): number {
-  const gaps = Float64Array.from({ length: Math.max(times.length - 1, 0) }, (_, i) => times[i + 1]! - times[i]!).sort();
-  if (gaps.length === 0) return NaN;
-  const middle = gaps.length >> 1;
-  return wholeSeconds(gaps.length % 2 ? gaps[middle]! : (gaps[middle - 1]! + gaps[middle]!) / 2);
+  const count = times.length - 1;
+  if (count < 1) return NaN;
+  // The spacings counted by value (a station's are mostly one value), then walked in order to the middle.
+  const counts = new Map<number, number>();
+  for (let i = 0; i < count; i++) {
+    const gap = times[i + 1]! - times[i]!;
+    counts.set(gap, (counts.get(gap) ?? 0) + 1);
+  }
+  const ordered = [...counts.keys()].sort((a, b) => a - b);
+  const nth = (k: number) => {
+    let seen = 0;
+    for (const gap of ordered) if ((seen += counts.get(gap)!) > k) return gap;
+    return NaN;
+  };
+  const middle = count >> 1;
+  return wholeSeconds(count % 2 ? nth(middle) : (nth(middle - 1) + nth(middle)) / 2);
 }
 
 /**
@@ -111,23 +123,23 @@ export function flatLine(values: Float64Array, times: Float64Array, args: FlatLi
 
 /** Calls `flat` for each point from `count` on whose window of count + 1 points spans less than `tolerance`. */
 function flatPoints(values: Float64Array, count: number, tolerance: number, flat: (i: number) => void): void {
-  // Monotonic queues of indices: the window's minimum and maximum in O(1) per point.
-  const mins: number[] = [];
-  const maxs: number[] = [];
-  let minHead = 0;
-  let maxHead = 0;
+  // Monotonic queues of indices: the window's minimum and maximum in O(1) per point. Each index enters
+  // a queue once, so a queue as long as the series never wraps.
+  const mins = new Int32Array(values.length);
+  const maxs = new Int32Array(values.length);
+  let minHead = 0, minTail = 0, maxHead = 0, maxTail = 0;
   for (let i = 0; i < values.length; i++) {
     const x = values[i]!;
     if (!Number.isNaN(x)) {
-      while (mins.length > minHead && values[mins[mins.length - 1]!]! >= x) mins.pop();
-      mins.push(i);
-      while (maxs.length > maxHead && values[maxs[maxs.length - 1]!]! <= x) maxs.pop();
-      maxs.push(i);
+      while (minTail > minHead && values[mins[minTail - 1]!]! >= x) minTail--;
+      mins[minTail++] = i;
+      while (maxTail > maxHead && values[maxs[maxTail - 1]!]! <= x) maxTail--;
+      maxs[maxTail++] = i;
     }
     const first = i - count;
-    while (minHead < mins.length && mins[minHead]! < first) minHead++;
-    while (maxHead < maxs.length && maxs[maxHead]! < first) maxHead++;
-    if (first < 0 || minHead === mins.length) continue;
+    while (minHead < minTail && mins[minHead]! < first) minHead++;
+    while (maxHead < maxTail && maxs[maxHead]! < first) maxHead++;
+    if (first < 0 || minHead === minTail) continue;
     if (Math.abs(values[maxs[maxHead]!]! - values[mins[minHead]!]!) < tolerance) flat(i);
   }
 }
