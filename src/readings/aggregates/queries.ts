@@ -9,7 +9,7 @@ import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
 import type { QcConfig } from '../core/qc/config.js';
-import { StationQcCursor } from '../core/qc/flags.js';
+import { largeWindow, StationQcCursor } from '../core/qc/flags.js';
 import { qcFlag } from '../core/qc/qartod.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
@@ -45,7 +45,7 @@ async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Faili
   };
   const failing: Failing = { us: [], mask: [] };
   // Window by window: memory holds one window of flags whatever the range.
-  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, undefined, true).windows()) {
+  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, largeWindow, true).windows()) {
     const tested = flags.streams.flatMap((s) => {
       const bit = rollupMetrics.indexOf(s.field as RollupMetric);
       return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];

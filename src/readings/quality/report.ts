@@ -1,6 +1,6 @@
 import type { PgPool } from '../../db/pool.js';
 import type { QcConfig } from '../core/qc/config.js';
-import { StationQcCursor, type StationFlags } from '../core/qc/flags.js';
+import { largeWindow, StationQcCursor, type StationFlags } from '../core/qc/flags.js';
 import { qcFlag } from '../core/qc/qartod.js';
 
 /** A run of missing readings: the first and last instants missing, and how many. */
@@ -33,7 +33,7 @@ export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcCo
   const start = Date.parse(`${args.from}T00:00:00Z`);
   const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
   const report = new ReportTally(start, end, args.intervalSeconds, config);
-  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, undefined, true).windows()) report.add(window);
+  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, largeWindow, true).windows()) report.add(window);
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
     station: args.stationId,

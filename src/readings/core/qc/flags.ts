@@ -200,8 +200,10 @@ export function runTests(tests: StreamTests, values: Float64Array, times: Float6
 }
 
 
-// Readings per window of a cursor: a download holds one window of each station's flags at a time.
-const windowReadings = 65_536;
+// Readings per window of a cursor: a download holds one window of each of its stations' flags at a time.
+const windowReadings = 16_384;
+/** Readings per window of a read of one station's range whole (a report, qc=pass): fewer windows, each its context. */
+export const largeWindow = 131_072;
 
 /**
  * A station's flags along a read of its readings in time order, window by window: each window is read

@@ -109,11 +109,13 @@ export function flatLine(values: Float64Array, times: Float64Array, args: FlatLi
   const flags = filled(n, qcFlag.pass);
   if ((series?.length ?? n) < 3) return flags;
   const interval = series?.interval ?? medianInterval(times);
-  const tolerance = args.tolerance ?? 0;
+  const { start, lastValue } = flatStarts(values, args.tolerance ?? 0);
   for (const [threshold, flag] of [[args.suspect_threshold, qcFlag.suspect], [args.fail_threshold, qcFlag.fail]] as const) {
     const count = Math.trunc(Math.trunc(threshold) / interval);
     if (!Number.isFinite(count) || count < 0) continue;
-    flatPoints(values, count, tolerance, (i) => { flags[i] = flag; });
+    // The window [i - count, i] spans less than the tolerance when it lies within the flat stretch ending
+    // at i, and holds a value.
+    for (let i = count; i < n; i++) if (start[i]! <= i - count && lastValue[i]! >= i - count) flags[i] = flag;
   }
   values.forEach((x, i) => {
     if (Number.isNaN(x)) flags[i] = qcFlag.missing;
@@ -121,27 +123,43 @@ export function flatLine(values: Float64Array, times: Float64Array, args: FlatLi
   return flags;
 }
 
-/** Calls `flat` for each point from `count` on whose window of count + 1 points spans less than `tolerance`. */
-function flatPoints(values: Float64Array, count: number, tolerance: number, flat: (i: number) => void): void {
-  // Monotonic queues of indices: the window's minimum and maximum in O(1) per point. Each index enters
-  // a queue once, so a queue as long as the series never wraps.
-  const mins = new Int32Array(values.length);
-  const maxs = new Int32Array(values.length);
+/**
+ * For each point, where the longest stretch of points ending at it whose values (missing ones left out)
+ * span less than `tolerance` starts, and the last point up to it with a value (-1 for none). A window
+ * ending at a point spans less than the tolerance exactly when it starts no earlier than its stretch:
+ * the span only grows as a window reaches back.
+ */
+function flatStarts(values: Float64Array, tolerance: number): { start: Int32Array; lastValue: Int32Array } {
+  const n = values.length;
+  const start = new Int32Array(n);
+  const lastValue = new Int32Array(n);
+  // Monotonic queues of indices, for the stretch's minimum and maximum: each index enters once.
+  const mins = new Int32Array(n);
+  const maxs = new Int32Array(n);
   let minHead = 0, minTail = 0, maxHead = 0, maxTail = 0;
-  for (let i = 0; i < values.length; i++) {
+  let from = 0;
+  let last = -1;
+  for (let i = 0; i < n; i++) {
     const x = values[i]!;
     if (!Number.isNaN(x)) {
+      last = i;
       while (minTail > minHead && values[mins[minTail - 1]!]! >= x) minTail--;
       mins[minTail++] = i;
       while (maxTail > maxHead && values[maxs[maxTail - 1]!]! <= x) maxTail--;
       maxs[maxTail++] = i;
+      // Not `< tolerance` (NaN for a tolerance of 0 reaches no point): the stretch starts after the point
+      // that leaves first.
+      while (!(Math.abs(values[maxs[maxHead]!]! - values[mins[minHead]!]!) < tolerance)) {
+        from = Math.min(mins[minHead]!, maxs[maxHead]!) + 1;
+        while (minHead < minTail && mins[minHead]! < from) minHead++;
+        while (maxHead < maxTail && maxs[maxHead]! < from) maxHead++;
+        if (minHead === minTail) break;
+      }
     }
-    const first = i - count;
-    while (minHead < minTail && mins[minHead]! < first) minHead++;
-    while (maxHead < maxTail && maxs[maxHead]! < first) maxHead++;
-    if (first < 0 || minHead === minTail) continue;
-    if (Math.abs(values[maxs[maxHead]!]! - values[mins[minHead]!]!) < tolerance) flat(i);
+    start[i] = from;
+    lastValue[i] = last;
   }
+  return { start, lastValue };
 }
 
 /**
