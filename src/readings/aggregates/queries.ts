@@ -38,14 +38,14 @@ export type AggregateArgs = {
 type Failing = { us: number[]; mask: number[] };
 
 /** Which readings of the range qc=pass leaves out, of which metrics. */
-async function failingReadings(pool: PgPool, args: AggregateArgs): Promise<Failing> {
+async function failingReadings(pool: PgPool, args: AggregateArgs, intervalSeconds: number): Promise<Failing> {
   const range = {
     from: args.from ? `${args.from}T00:00:00Z` : undefined,
     to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
   };
   const failing: Failing = { us: [], mask: [] };
   // Window by window: memory holds one window of flags whatever the range.
-  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, largeWindow, true).windows()) {
+  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, { windowSize: largeWindow, readAhead: { interval: intervalSeconds } }).windows()) {
     const tested = flags.streams.flatMap((s) => {
       const bit = rollupMetrics.indexOf(s.field as RollupMetric);
       return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
@@ -271,7 +271,7 @@ export type JsonPeriods = { periods: number; results: Buffer };
 export async function aggregateReadings(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number,
 ): Promise<{ rows: AggregateRow[]; seen?: StationSeen }> {
-  const failing = args.qcPass ? await failingReadings(pool, args) : undefined;
+  const failing = args.qcPass ? await failingReadings(pool, args, intervalSeconds) : undefined;
   const rows = (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds, failing))).rows;
   const first = rows[0];
   const seen = first && { settledVersion: first.at(-2) == null ? null : String(first.at(-2)), backlog: first.at(-1) === 1 };
@@ -295,7 +295,7 @@ export type StationSeen = { settledVersion: string | null; backlog: boolean };
 export async function aggregateJsonPeriods(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
 ): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
-  const failing = args.qcPass ? await failingReadings(pool, args) : undefined;
+  const failing = args.qcPass ? await failingReadings(pool, args, intervalSeconds) : undefined;
   if (args.period === 'hour') {
     const row = await copyRowOf(pool, jsonQuery(args, intervalSeconds, since, split, 'infinity', failing) as CopyQuery);
     const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;

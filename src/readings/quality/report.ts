@@ -33,7 +33,9 @@ export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcCo
   const start = Date.parse(`${args.from}T00:00:00Z`);
   const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
   const report = new ReportTally(start, end, args.intervalSeconds, config);
-  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, largeWindow, true).windows()) report.add(window);
+  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, {
+    windowSize: largeWindow, readAhead: { interval: args.intervalSeconds },
+  }).windows()) report.add(window);
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
     station: args.stationId,
@@ -93,7 +95,7 @@ class ReportTally {
       const t = times[i]!;
       // Missing readings: from the range's start to the first reading, then between two readings.
       if (this.previous === null) this.gap(this.start, Math.round((t - this.start) / this.step));
-      else this.gap(this.previous + this.step, Math.round((t - this.previous) / this.step) - 1);
+      else if (t - this.previous > 3.5 * this.step) this.gap(this.previous + this.step, Math.round((t - this.previous) / this.step) - 1);
       this.previous = t;
       days[i] = Math.floor((t - this.start) / day);
       this.observedByDay[days[i]!]!++;

@@ -104,9 +104,13 @@ describeEngines('every field, every way in, every way out', (env) => {
 
       const parquet = await readParquet(new Uint8Array(await (await env().get(`/api/v1/data/download/?station=${station}&output=parquet`)).arrayBuffer()));
       assert.equal(parquet.rows.length, 2);
-      assert.equal(parquet.columns.length, 14, 'every field of a reading');
+      // Every field of a reading, then each measured column's QARTOD flag.
+      const fields = parquet.columns.filter((column) => !column.endsWith('_qc'));
+      assert.equal(fields.length, 14, 'every field of a reading');
+      assert.deepEqual(parquet.columns.slice(14), parquet.columns.slice(1, 14).filter((c) => c !== 'quality_flag' && c !== 'firmware_version' && c !== 'module_data').map((c) => `${c}_qc`));
       parquet.rows.forEach((row, i) => {
-        parquet.columns.forEach((column, c) => {
+        for (const flag of row.slice(14)) assert.ok([1, 2, 3, 4, 9].includes(Number(flag)), `a QARTOD flag: ${flag}`);
+        fields.forEach((column, c) => {
           const field = csvNames[column] ?? column;
           const want = (expected[i] as Record<string, unknown>)[field];
           const value = field === 'timestamp' ? new Date(Number(row[c] as bigint) / 1000).toISOString()

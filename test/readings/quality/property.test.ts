@@ -98,7 +98,7 @@ describeEngines(`QARTOD flags against a from-scratch run, batches in any order, 
         assert.deepEqual([Number(fields[8]), Number(fields[9])], expected.get(fields[0]!), `${step}: ${fields[0]} (QC_SEED=${seed})`);
       }
       // Read window by window, windows of a few readings give the same flags.
-      const windowed = new StationQcCursor(env().db.streamPool, station, config, {}, undefined, 2 + Math.floor(random() * 20));
+      const windowed = new StationQcCursor(env().db.streamPool, station, config, {}, undefined, { windowSize: 2 + Math.floor(random() * 20), readAhead: random() < 0.5 ? { interval: 1 + Math.floor(random() * 120) } : undefined });
       const streams = [0, 1];
       let seen = 0;
       for await (const window of windowed.windows()) {

@@ -144,6 +144,26 @@ const nextOf = ({ parts: [, range], limit }: SeriesRead) => (limit !== undefined
 
 /** The flags of the readings read. */
 function flagSeries(read: SeriesRead, config: QcConfig, series: SeriesFacts): StationFlags {
+  const flagging = flaggingOf(read, config, series);
+  return flagging.done(qcStreams.map((_, index) => flagging.stream(index)));
+}
+
+/**
+ * flagSeries giving the event loop a turn between metrics: the next window's rows arrive meanwhile, so
+ * that reading it and flagging this one go side by side.
+ */
+async function flagSeriesYielding(read: SeriesRead, config: QcConfig, series: SeriesFacts): Promise<StationFlags> {
+  const flagging = flaggingOf(read, config, series);
+  const streams: StreamFlags[] = [];
+  for (let index = 0; index < qcStreams.length; index++) {
+    streams.push(flagging.stream(index));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return flagging.done(streams);
+}
+
+/** The flags of the readings read, metric by metric, then whole. */
+function flaggingOf(read: SeriesRead, config: QcConfig, series: SeriesFacts) {
   const { parts: [beforePart, rangePart, afterPart], tested, limit } = read;
   // Past the limit, the last reading read starts the next window and is this one's reading after.
   const more = limit !== undefined && rangePart[0]!.length > limit;
@@ -152,24 +172,26 @@ function flagSeries(read: SeriesRead, config: QcConfig, series: SeriesFacts): St
   const times = micros.map((us) => us / 1000);
   const first = beforePart[0]!.length;
   const n = rangePart[0]!.length - (more ? 1 : 0);
-  const streams = qcStreams.map(({ field, stream }, index): StreamFlags => {
+  const stream = (index: number): StreamFlags => {
+    const { field, stream: name } = qcStreams[index]!;
     const at = tested.indexOf(index);
-    if (at < 0) return { field, stream, tests: {}, aggregate: new Uint8Array(n).fill(untested) };
-    const tests = runTests(config.streams[stream]!.qartod, joined(at + 1), times, series);
+    if (at < 0) return { field, stream: name, tests: {}, aggregate: new Uint8Array(n).fill(untested) };
+    const tests = runTests(config.streams[name]!.qartod, joined(at + 1), times, series);
     return {
-      field, stream,
+      field, stream: name,
       tests: Object.fromEntries(Object.entries(tests).map(([test, f]) => [test, f.subarray(first, first + n)])),
       aggregate: aggregateFlags(Object.values(tests), times.length).subarray(first, first + n),
     };
-  });
+  };
   const valuesOf = (index: number) => {
     const at = tested.indexOf(index);
     return at < 0 ? new Float64Array(0) : rangePart[at + 1]!.subarray(0, n);
   };
-  return {
+  const done = (streams: StreamFlags[]): StationFlags => ({
     times: times.subarray(first, first + n), micros: micros.subarray(first, first + n), streams, values: qcStreams.map((_, index) => valuesOf(index)),
     next: nextOf(read),
-  };
+  });
+  return { stream, done };
 }
 
 const concat = (parts: Float64Array[]) => {
@@ -223,10 +245,7 @@ export class StationQcCursor {
     private readonly config: QcConfig,
     private readonly range: QcRange,
     private readonly asOf?: AsOf,
-    /** Readings per window. */
-    private readonly windowSize = windowReadings,
-    /** Whether the next window is read while one is flagged (a connection more, for a read of one station). */
-    private readonly prefetch = false,
+    private readonly options: CursorOptions = {},
   ) {}
 
   /** The aggregate flags at `ms` for the metrics `streams` when the window read holds it; null when another window must be read. */
@@ -258,17 +277,45 @@ export class StationQcCursor {
   }
 
   private async readWindow(): Promise<void> {
-    const facts = (this.facts ??= await seriesFacts(this.pool, this.stationId, this.asOf));
     const start: QcRange = this.next ? { from: this.next } : { from: this.range.from, after: this.range.after };
-    const read = await (this.pending ?? this.read(start, facts));
+    const { facts, read } = this.facts ? { facts: this.facts, read: await (this.pending ?? this.read(start, this.facts)) } : await this.firstRead(start);
+    this.facts = facts;
     this.next = nextOf(read);
+    if (!this.options.readAhead) {
+      this.window = flagSeries(read, this.config, facts);
+      return;
+    }
     // The next window is read while this one is flagged: the database and the service work side by side.
-    this.pending = this.prefetch && this.next ? this.read({ from: this.next }, facts) : null;
+    this.pending = this.next ? this.read({ from: this.next }, facts) : null;
     this.pending?.catch(() => undefined);
-    this.window = flagSeries(read, this.config, facts);
+    this.window = await flagSeriesYielding(read, this.config, facts);
+  }
+
+  /**
+   * The series' facts and the first window. Reading ahead, both at once: the window's context is read for
+   * the interval expected, and read again should the series' median spacing ask for a longer one.
+   */
+  private async firstRead(start: QcRange): Promise<{ facts: SeriesFacts; read: SeriesRead }> {
+    const expected = this.options.readAhead?.interval;
+    if (!expected) {
+      const facts = await seriesFacts(this.pool, this.stationId, this.asOf);
+      return { facts, read: await this.read(start, facts) };
+    }
+    const guess = this.read(start, { length: Infinity, interval: expected });
+    guess.catch(() => undefined);
+    const facts = await seriesFacts(this.pool, this.stationId, this.asOf);
+    const enough = lookBack(this.config, facts.interval) <= lookBack(this.config, expected);
+    return { facts, read: enough ? await guess : await this.read(start, facts) };
   }
 
   private read(start: QcRange, facts: SeriesFacts): Promise<SeriesRead> {
-    return readSeries(this.pool, this.stationId, { ...start, to: this.range.to }, this.config, facts, this.asOf, this.windowSize);
+    return readSeries(this.pool, this.stationId, { ...start, to: this.range.to }, this.config, facts, this.asOf, this.options.windowSize ?? windowReadings);
   }
 }
+
+/**
+ * How a cursor reads: readings per window; and, for a read of one station's range whole (a report,
+ * qc=pass), reading ahead, a connection more: the first window beside the series' facts, for the
+ * station's interval, and each next window while one is flagged.
+ */
+export type CursorOptions = { windowSize?: number; readAhead?: { interval: number } };

@@ -23,11 +23,12 @@ export function grossRange(values: Float64Array, args: GrossRangeArgs): Uint8Arr
   const flags = filled(values.length, qcFlag.pass);
   const [failMin, failMax] = sorted(args.fail_span);
   const suspect = args.suspect_span ? sorted(args.suspect_span) : null;
-  values.forEach((x, i) => {
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
     if (Number.isNaN(x)) flags[i] = qcFlag.missing;
     else if (x < failMin || x > failMax) flags[i] = qcFlag.fail;
     else if (suspect && (x < suspect[0] || x > suspect[1])) flags[i] = qcFlag.suspect;
-  });
+  }
   return flags;
 }
 
@@ -46,10 +47,13 @@ export function spike(values: Float64Array, args: SpikeArgs): Uint8Array {
     else if (args.suspect_threshold && diff > args.suspect_threshold) flags[i] = qcFlag.suspect;
   }
   if (n > 0) flags[0] = flags[n - 1] = qcFlag.notEvaluated;
-  values.forEach((x, i) => {
-    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
-  });
+  markMissing(values, flags);
   return flags;
+}
+
+/** Missing where there is no value. */
+function markMissing(values: Float64Array, flags: Uint8Array): void {
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i]!)) flags[i] = qcFlag.missing;
 }
 
 /** Whole seconds between two instants, truncated as numpy's timedelta64[s] does. */
@@ -66,9 +70,7 @@ export function rateOfChange(values: Float64Array, times: Float64Array, args: Ra
     if (args.fail_threshold != null && rate > args.fail_threshold) flags[i] = qcFlag.fail;
     else if (rate > args.threshold) flags[i] = qcFlag.suspect;
   }
-  values.forEach((x, i) => {
-    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
-  });
+  markMissing(values, flags);
   return flags;
 }
 
@@ -117,9 +119,7 @@ export function flatLine(values: Float64Array, times: Float64Array, args: FlatLi
     // at i, and holds a value.
     for (let i = count; i < n; i++) if (start[i]! <= i - count && lastValue[i]! >= i - count) flags[i] = flag;
   }
-  values.forEach((x, i) => {
-    if (Number.isNaN(x)) flags[i] = qcFlag.missing;
-  });
+  markMissing(values, flags);
   return flags;
 }
 
