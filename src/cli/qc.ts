@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Db } from '../db/pool.js';
-import { hasOwnQcConfig, qcConfigOf, qcConfigSchema, setQcConfig, type QcConfig } from '../readings/core/qc/config.js';
+import { qcConfigInForce, qcConfigSchema, setQcConfig, type QcConfig } from '../readings/core/qc/config.js';
 import { stationExists } from '../stations/queries.js';
 import { UsageError } from './usage.js';
 
@@ -21,8 +21,9 @@ export async function qcCommand(db: Db, args: string[], out: (line: string) => v
   }
   if (!(await stationExists(db.pool, stationId))) throw new UsageError(`station '${stationId}' does not exist`);
   if (action === 'show') {
-    out(JSON.stringify(await qcConfigOf(db.readPool, stationId), null, 2));
-    out(`(${(await hasOwnQcConfig(db.readPool, stationId)) ? 'the station\'s own configuration' : 'the defaults'})`);
+    const { config, own } = await qcConfigInForce(db.readPool, stationId);
+    out(JSON.stringify(config, null, 2));
+    out(`(${own ? 'the station\'s own configuration' : 'the defaults'})`);
     return;
   }
   if (action === 'reset') {

@@ -4,7 +4,7 @@ import { dateSchema, stationIdSchema } from '../../http/params.js';
 import { notFound } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
 import { dateRangeErrors } from '../core/params.js';
-import { hasOwnQcConfig, qcConfigOf, qcConfigSchema } from '../core/qc/config.js';
+import { qcConfigInForce, qcConfigOf, qcConfigSchema } from '../core/qc/config.js';
 import { qualityReport } from './report.js';
 
 const stationParams = z.object({ station_id: stationIdSchema });
@@ -98,8 +98,9 @@ export function addQualityRoutes(api: Api): void {
     },
     async (ctx, { params }) => {
       await stationOf(params.station_id);
-      ctx.set('X-QC-Config', (await hasOwnQcConfig(db.readPool, params.station_id)) ? 'station' : 'default');
-      ctx.body = await qcConfigOf(db.readPool, params.station_id);
+      const { config, own } = await qcConfigInForce(db.readPool, params.station_id);
+      ctx.set('X-QC-Config', own ? 'station' : 'default');
+      ctx.body = config;
     },
   );
 

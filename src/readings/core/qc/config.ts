@@ -139,8 +139,13 @@ export function orderedConfig(config: QcConfig): QcConfig {
  * the defaults. Every version is kept, so that a read as of an earlier instant flags as it did then.
  */
 export async function qcConfigOf(pool: PgPool, stationId: string, at?: string): Promise<QcConfig> {
-  const config = await latestConfig(pool, stationId, at);
-  return config ? orderedConfig(config) : defaultQcConfig;
+  return (await qcConfigInForce(pool, stationId, at)).config;
+}
+
+/** The configuration `stationId` runs at `at` (now when absent), and whether it is its own or the defaults. */
+export async function qcConfigInForce(pool: PgPool, stationId: string, at?: string): Promise<{ config: QcConfig; own: boolean }> {
+  const own = await latestConfig(pool, stationId, at);
+  return own ? { config: orderedConfig(own), own: true } : { config: defaultQcConfig, own: false };
 }
 
 /** The configuration of each station at `at`, by station. */
@@ -148,11 +153,6 @@ export async function qcConfigsOf(pool: PgPool, stationIds: readonly string[], a
   const configs: Record<string, QcConfig> = {};
   for (const id of stationIds) configs[id] = await qcConfigOf(pool, id, at);
   return configs;
-}
-
-/** Whether the station runs its own configuration now, rather than the defaults. */
-export async function hasOwnQcConfig(pool: PgPool, stationId: string): Promise<boolean> {
-  return (await latestConfig(pool, stationId)) !== null;
 }
 
 async function latestConfig(pool: PgPool, stationId: string, at?: string): Promise<QcConfig | null> {
