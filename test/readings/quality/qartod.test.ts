@@ -35,6 +35,11 @@ describe('the QARTOD tests, as ioos_qc defines them', () => {
     assert.deepEqual(flags(rateOfChange(f64([10, 13.05]), Float64Array.from([0, 60_999]), { threshold: 0.05 })), [1, 3]);
     assert.deepEqual(flags(rateOfChange(f64([10, 16, 19.1]), times.subarray(0, 3), { threshold: 0.05 })), [1, 3, 3]);
     assert.deepEqual(flags(rateOfChange(f64([10, 13]), Float64Array.from([0, 60_000]), { threshold: 0.05 })), [1, 1]);
+    // Under a whole second apart, Δt is 0 s and ioos_qc compares the change itself: 0.3 and 0.02 here.
+    const close = Float64Array.from([0, 60_000, 60_400, 60_999]);
+    assert.deepEqual(flags(rateOfChange(f64([1, 1, 1.3, 1.32]), close, { threshold: 0.01, fail_threshold: 0.5 })), [1, 1, 3, 3]);
+    assert.deepEqual(flags(rateOfChange(f64([1, 1, 1, 1]), close, { threshold: 0.01 })), [1, 1, 1, 1]);
+    assert.deepEqual(flags(rateOfChange(f64([1, 1, 2, null]), close, { threshold: 0.01, fail_threshold: 0.5 })), [1, 1, 4, 9]);
   });
 
   it('flat line: windows of count + 1 readings within the tolerance, count from the median spacing', () => {

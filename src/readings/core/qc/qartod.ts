@@ -61,12 +61,17 @@ const wholeSeconds = (ms: number) => Math.trunc(ms / 1000);
 
 /**
  * |Δvalue| / Δt per second (Δt in whole seconds) from the point before: suspect over `threshold`, fail
- * over `fail_threshold`. The first point passes; a point after a missing one passes; a missing one is missing.
+ * over `fail_threshold`. The first point passes; a point after a missing one passes; a missing one is
+ * missing. Less than a whole second after the point before, the rate is |Δvalue| itself: ioos_qc divides
+ * with numpy's masked division, which masks a quotient by zero and keeps the dividend beneath the mask,
+ * and its comparisons read what lies beneath.
  */
 export function rateOfChange(values: Float64Array, times: Float64Array, args: RateOfChangeArgs): Uint8Array {
   const flags = filled(values.length, qcFlag.pass);
   for (let i = 1; i < values.length; i++) {
-    const rate = Math.abs((values[i]! - values[i - 1]!) / wholeSeconds(times[i]! - times[i - 1]!));
+    const seconds = wholeSeconds(times[i]! - times[i - 1]!);
+    const change = values[i]! - values[i - 1]!;
+    const rate = Math.abs(seconds === 0 ? change : change / seconds);
     if (args.fail_threshold != null && rate > args.fail_threshold) flags[i] = qcFlag.fail;
     else if (rate > args.threshold) flags[i] = qcFlag.suspect;
   }
