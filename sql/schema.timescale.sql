@@ -186,6 +186,10 @@ table rollup_backlog (
   first_ts timestamp with time zone not null
 )
 
+table rollup_stranded_months (
+  month_start timestamp with time zone not null
+)
+
 table snapshots (
   id text not null,
   path text not null,
@@ -339,6 +343,8 @@ constraint research_programmes_status_check on research_programmes: CHECK ((stat
 
 constraint rollup_backlog_pkey on rollup_backlog: PRIMARY KEY (id)
 
+constraint rollup_stranded_months_pkey on rollup_stranded_months: PRIMARY KEY (month_start)
+
 constraint snapshots_pkey on snapshots: PRIMARY KEY (id)
 
 constraint station_keys_key_hash_key on station_keys: UNIQUE (key_hash)
@@ -444,6 +450,8 @@ CREATE INDEX research_programmes_search_idx ON public.research_programmes USING 
 CREATE UNIQUE INDEX rollup_backlog_pkey ON public.rollup_backlog USING btree (id)
 
 CREATE INDEX rollup_backlog_station ON public.rollup_backlog USING btree (station_id)
+
+CREATE UNIQUE INDEX rollup_stranded_months_pkey ON public.rollup_stranded_months USING btree (month_start)
 
 CREATE INDEX snapshots_created_idx ON public.snapshots USING btree (created_at)
 
@@ -953,8 +961,7 @@ AS $procedure$
 declare
   level record;
   window_end timestamptz;
-  stranded timestamptz[] := '{}';
-  month_start timestamptz;
+  owed record;
   takes_options boolean := exists (
     select 1 from pg_proc where proname = 'refresh_continuous_aggregate' and 'options' = any(proargnames));
   isolation text := current_setting('default_transaction_isolation');
@@ -982,7 +989,8 @@ begin
     if level.rollup = 'readings_daily' then
       -- The ranges readings_daily's refresh just logged for the levels built on it, as times; the log's
       -- open ends (the smallest and largest values it holds) are no month's start.
-      select coalesce(array_agg(distinct range_end order by range_end), '{}') into stranded
+      insert into rollup_stranded_months (month_start)
+      select distinct range_end
       from (
         select _timescaledb_functions.to_timestamp(h.greatest_modified_value) as range_end
         from _timescaledb_catalog.continuous_aggs_hypertable_invalidation_log h
@@ -991,10 +999,13 @@ begin
           and h.greatest_modified_value > -210866803200000000 and h.greatest_modified_value < 9223372036854775807
       ) ranges
       where range_end = time_bucket(interval '1 month', range_end)
-        and range_end < time_bucket(interval '1 month', envmon_rollup_horizon());
+        and range_end < time_bucket(interval '1 month', envmon_rollup_horizon())
+      on conflict do nothing;
+      commit;
     elsif level.rollup = 'readings_monthly' then
-      foreach month_start in array stranded loop
-        call refresh_continuous_aggregate(level.rollup::regclass, month_start, month_start + level.width, force => true);
+      for owed in select m.month_start from rollup_stranded_months m order by m.month_start loop
+        call refresh_continuous_aggregate(level.rollup::regclass, owed.month_start, owed.month_start + level.width, force => true);
+        delete from rollup_stranded_months m where m.month_start = owed.month_start;
         commit;
       end loop;
     end if;

@@ -62,8 +62,10 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
       // The backlog rows committed before the refresh starts are covered by it, and only those are cleared.
       const seen = (await client.query<{ id: string; station_id: string; first_ts: Date }>('select id, station_id, first_ts from rollup_backlog')).rows;
       await client.query('call envmon_refresh_rollups()');
-      await checkMonths(client, seen);
-      if (seen.length > 0) await client.query('delete from rollup_backlog where id = any($1::bigint[])', [seen.map((row) => row.id)]);
+      const unchecked = await checkMonths(client, seen);
+      // A station left for the next refresh keeps its rows, and with them the first month it must check.
+      const done = seen.filter((row) => !unchecked.has(row.station_id));
+      if (done.length > 0) await client.query('delete from rollup_backlog where id = any($1::bigint[])', [done.map((row) => row.id)]);
       client.release();
     } catch (error) {
       // The connection may hold the advisory lock: end it so the lock goes with it.
@@ -78,16 +80,20 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
    * against its readings. Only months the refresh materialised are checked (later ones are computed from
    * the levels below when read), and only while no newer backfill of the station waits for the next
    * refresh, in the same snapshot: that one's readings are in no rollup yet. A month that still differs
-   * is logged and refreshed again with force.
+   * is logged and refreshed again with force. Returns the stations left for the next refresh.
    */
-  const checkMonths = async (client: pg.PoolClient, seen: readonly { id: string; station_id: string; first_ts: Date }[]) => {
+  const checkMonths = async (client: pg.PoolClient, seen: readonly { id: string; station_id: string; first_ts: Date }[]): Promise<Set<string>> => {
+    const unchecked = new Set<string>();
     const since = new Map<string, Date>();
     for (const row of seen) if (!since.has(row.station_id) || row.first_ts < since.get(row.station_id)!) since.set(row.station_id, row.first_ts);
     const lastSeen = seen.reduce((max, row) => (BigInt(row.id) > max ? BigInt(row.id) : max), 0n);
     for (const [station, first] of since) {
       // A newer backfill waits: the next refresh checks the station (and the statement below would skip it too).
       const newer = await client.query('select 1 from rollup_backlog where station_id = $1 and id > $2 limit 1', [station, lastSeen.toString()]);
-      if (newer.rowCount) continue;
+      if (newer.rowCount) {
+        unchecked.add(station);
+        continue;
+      }
       const months = (await client.query<{ bucket: Date }>(`
         select distinct d.bucket from envmon_rollup_differences('readings_monthly', $1, $2) d
         where d.bucket < time_bucket(interval '1 month', envmon_rollup_horizon())
@@ -104,6 +110,7 @@ export function createRollupRefresher(url: string, options: RefresherOptions): R
         await client.query('select pg_advisory_unlock($1)', [refreshLockKey]);
       }
     }
+    return unchecked;
   };
 
   let current: Promise<void> | null = null;

@@ -15,16 +15,16 @@
 --   (timescale/timescaledb#10296). readings_monthly is built on readings_daily, whose changed rows are
 --   logged by their day's start, so any write whose last day is the 1st of a month ends its range on
 --   that month's start. The ranges are read right after readings_daily is refreshed, before the weekly
---   refresh moves them, and after the monthly refresh each month starting exactly where one ends is
---   refreshed again with force.
+--   refresh moves them, and each month starting exactly where one ends is kept in rollup_stranded_months
+--   in the same transaction; after the monthly refresh each kept month is refreshed again with force and
+--   removed in the transaction that follows: a run cut anywhere leaves it for the next.
 create or replace procedure envmon_refresh_rollups(IN job_id integer default NULL::integer, IN config jsonb default NULL::jsonb)
  language plpgsql
 as $procedure$
 declare
   level record;
   window_end timestamptz;
-  stranded timestamptz[] := '{}';
-  month_start timestamptz;
+  owed record;
   takes_options boolean := exists (
     select 1 from pg_proc where proname = 'refresh_continuous_aggregate' and 'options' = any(proargnames));
   isolation text := current_setting('default_transaction_isolation');
@@ -52,7 +52,8 @@ begin
     if level.rollup = 'readings_daily' then
       -- The ranges readings_daily's refresh just logged for the levels built on it, as times; the log's
       -- open ends (the smallest and largest values it holds) are no month's start.
-      select coalesce(array_agg(distinct range_end order by range_end), '{}') into stranded
+      insert into rollup_stranded_months (month_start)
+      select distinct range_end
       from (
         select _timescaledb_functions.to_timestamp(h.greatest_modified_value) as range_end
         from _timescaledb_catalog.continuous_aggs_hypertable_invalidation_log h
@@ -61,10 +62,13 @@ begin
           and h.greatest_modified_value > -210866803200000000 and h.greatest_modified_value < 9223372036854775807
       ) ranges
       where range_end = time_bucket(interval '1 month', range_end)
-        and range_end < time_bucket(interval '1 month', envmon_rollup_horizon());
+        and range_end < time_bucket(interval '1 month', envmon_rollup_horizon())
+      on conflict do nothing;
+      commit;
     elsif level.rollup = 'readings_monthly' then
-      foreach month_start in array stranded loop
-        call refresh_continuous_aggregate(level.rollup::regclass, month_start, month_start + level.width, force => true);
+      for owed in select m.month_start from rollup_stranded_months m order by m.month_start loop
+        call refresh_continuous_aggregate(level.rollup::regclass, owed.month_start, owed.month_start + level.width, force => true);
+        delete from rollup_stranded_months m where m.month_start = owed.month_start;
         commit;
       end loop;
     end if;
