@@ -11,6 +11,7 @@ import { addAggregateRoutes } from './readings/aggregates/routes.js';
 import { addExportRoutes } from './readings/export/routes.js';
 import { addQualityRoutes } from './readings/quality/routes.js';
 import { addHistoryRoutes } from './readings/history/routes.js';
+import { SeriesSpacings } from './readings/core/qc/spacings.js';
 import { addArchiveRoutes } from './readings/archive/routes.js';
 import { snapshotSources } from './snapshotSources.js';
 import { addStationListRoute } from './readings/history/stationList.js';
@@ -41,10 +42,12 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   const live = createLiveReadings(deps.db, deps.log);
   addMetaRoutes(api);
   addStationListRoute(api);
-  addHistoryRoutes(api);
-  addAggregateRoutes(api);
-  addExportRoutes(api);
-  addQualityRoutes(api);
+  // The stations' series facts the QARTOD flags take, kept between the reads that flag.
+  const spacings = new SeriesSpacings();
+  addHistoryRoutes(api, spacings);
+  addAggregateRoutes(api, spacings);
+  addExportRoutes(api, spacings);
+  addQualityRoutes(api, spacings);
   addArchiveRoutes(api, snapshotSources(deps.config.defaultStation));
   addLiveRoutes(api, live);
   addIngestRoutes(api);

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
+import { beginOneSnapshot } from './oneSnapshot.js';
 import { copyClientError, type PgPool } from './pool.js';
 
 /** A query with bind parameters ($1, $2, ...), as COPY is to run it. */
@@ -34,15 +35,25 @@ export function copyStatement(client: pg.ClientBase, query: CopyQuery, format: '
  * answer's body: memory stays flat whatever the number of rows. When the HTTP client goes away the
  * body is destroyed: the COPY is cancelled by process id (which stops it at once, however loaded the
  * machine) and its connection discarded.
+ *
+ * With `prepare`, the COPY runs on the same connection after it, in one REPEATABLE READ, READ ONLY
+ * transaction (beginOneSnapshot): what `prepare` reads (a series' facts, the readings before a range)
+ * and the rows COPY writes are one snapshot of the database. The transaction commits when COPY ends.
  */
-export async function copyOut<T extends Duplex>(pool: PgPool, query: CopyQuery, format: 'text' | 'csv' | 'binary', into: T): Promise<T> {
+export async function copyOut<T extends Duplex>(
+  pool: PgPool, query: CopyQuery, format: 'text' | 'csv' | 'binary', into: T, prepare?: (client: pg.ClientBase) => Promise<void>,
+): Promise<T> {
   const client = await pool.connect();
   let copy;
   try {
+    if (prepare) {
+      await beginOneSnapshot(client);
+      await prepare(client);
+    }
     copy = client.query(copyTo(copyStatement(client, query, format)));
   } catch (error) {
     client.release(error as Error);
-    throw error;
+    throw copyClientError(client, error);
   }
   // Resolved once the first row (or the end) arrives, so that a COPY failing at once (a lost connection,
   // a statement the database refuses) is an error answer rather than a 200 cut short.
@@ -61,7 +72,10 @@ export async function copyOut<T extends Duplex>(pool: PgPool, query: CopyQuery, 
     if (flowing) into.destroy(error);
     else into.destroy();
   });
-  copy.on('end', () => client.release());
+  copy.on('end', () => {
+    if (!prepare) return client.release();
+    client.query('commit').then(() => client.release(), (error: Error) => client.release(error));
+  });
   copy.pipe(into);
   into.on('close', () => {
     if (copy.readableEnded) return;

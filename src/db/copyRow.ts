@@ -11,7 +11,7 @@ import { copyClientError, type PgPool } from './pool.js';
  * again at every socket read, and the service would encode it back into bytes: most of the time and
  * the garbage of such an answer.
  */
-async function readCopyRow(client: pg.ClientBase, query: CopyQuery): Promise<(Buffer | null)[] | null> {
+export async function readCopyRow(client: pg.ClientBase, query: CopyQuery): Promise<(Buffer | null)[] | null> {
   const chunks: Buffer[] = [];
   for await (const chunk of client.query(copyTo(copyStatement(client, query, 'binary')))) chunks.push(chunk as Buffer);
   const bytes = Buffer.concat(chunks);

@@ -14,8 +14,13 @@ export class JsonArrayStream extends Transform {
   constructor(
     private readonly head: string,
     private readonly tail: (count: number) => string,
-    /** Rewrites each row's JSON text (to add fields computed outside the database). */
-    private readonly decorate: (row: string) => string = (row) => row,
+    /**
+     * Turns the rows read into the JSON values to give (to add fields computed outside the database): it
+     * may keep some back for later, or leave some out.
+     */
+    private readonly rows: (lines: string[]) => string[] = (lines) => lines,
+    /** The values kept back, at the end. */
+    private readonly rest: () => string[] = () => [],
   ) {
     super();
   }
@@ -28,14 +33,26 @@ export class JsonArrayStream extends Transform {
       return callback();
     }
     this.carry = text.slice(end + 1);
-    let out = this.count === 0 ? `${this.head}[` : '';
-    for (const line of text.slice(0, end).split('\n')) {
-      out += (this.count++ === 0 ? '' : ',') + this.decorate(line.replaceAll('\\\\', '\\'));
+    try {
+      const out = this.written(this.rows(text.slice(0, end).split('\n').map((line) => line.replaceAll('\\\\', '\\'))));
+      callback(null, out || undefined);
+    } catch (error) {
+      callback(error as Error);
     }
-    callback(null, out);
   }
 
   override _flush(callback: TransformCallback): void {
-    callback(null, `${this.count === 0 ? `${this.head}[` : ''}]${this.tail(this.count)}`);
+    try {
+      const rest = this.written(this.rest());
+      callback(null, `${rest}${this.count === 0 ? `${this.head}[` : ''}]${this.tail(this.count)}`);
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+
+  private written(values: string[]): string {
+    let out = '';
+    for (const value of values) out += (this.count++ === 0 ? `${this.head}[` : ',') + value;
+    return out;
   }
 }

@@ -2,15 +2,17 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import type pg from 'pg';
 import type { PgPool } from '../../db/pool.js';
 import type { CopyQuery } from '../../db/copyOut.js';
-import { copyRowOf } from '../../db/copyRow.js';
+import { copyRowOf, readCopyRow } from '../../db/copyRow.js';
+import { readInOneSnapshot } from '../../db/oneSnapshot.js';
 import { z } from 'zod';
 import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from '../reading.js';
 import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
-import type { QcConfig } from '../core/qc/config.js';
-import { largeWindow, StationQcCursor } from '../core/qc/flags.js';
+import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import { qcFlag } from '../core/qc/qartod.js';
+import { flaggedReadings } from '../core/qc/series.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
@@ -32,34 +34,55 @@ export type AggregateArgs = {
    * readings whose aggregate QARTOD flag for it is not pass (metrics without tests keep every value).
    */
   qcPass?: QcConfig;
+  /** With qc=pass, the station's series facts kept between reads. */
+  spacings?: SeriesSpacings;
 };
 
 /** The readings some metric of which does not pass, as epoch microseconds and a bit per rollup metric. */
 type Failing = { us: number[]; mask: number[] };
 
-/** Which readings of the range qc=pass leaves out, of which metrics. */
-async function failingReadings(pool: PgPool, args: AggregateArgs, intervalSeconds: number): Promise<Failing> {
+/** Which readings of the range qc=pass leaves out, of which metrics: read on `client`, in the snapshot the aggregate is then read in. */
+async function failingReadings(client: pg.ClientBase, args: AggregateArgs): Promise<Failing> {
   const range = {
     from: args.from ? `${args.from}T00:00:00Z` : undefined,
     to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
   };
+  // The rolled-up metrics with tests; the others keep every value.
+  const tested = qcStreams.flatMap((s, index) => {
+    const bit = rollupMetrics.indexOf(s.field as RollupMetric);
+    return bit >= 0 && Object.keys(args.qcPass!.streams[s.stream]?.qartod ?? {}).length > 0 ? [{ index, bit: 1 << bit }] : [];
+  });
   const failing: Failing = { us: [], mask: [] };
-  // Window by window: memory holds one window of flags whatever the range.
-  for await (const flags of new StationQcCursor(pool, args.stationId, args.qcPass!, range, args.asOf, { windowSize: largeWindow, readAhead: { interval: intervalSeconds } }).windows()) {
-    const tested = flags.streams.flatMap((s) => {
-      const bit = rollupMetrics.indexOf(s.field as RollupMetric);
-      return bit >= 0 && Object.keys(s.tests).length > 0 ? [{ bit: 1 << bit, aggregate: s.aggregate }] : [];
-    });
-    for (let i = 0; i < flags.times.length; i++) {
+  // Batch by batch: memory holds one batch of flags whatever the range.
+  for await (const batch of flaggedReadings(client, args.stationId, args.qcPass!, tested.map((t) => t.index), range, args.asOf, args.spacings)) {
+    for (let i = 0; i < batch.times.length; i++) {
       let mask = 0;
-      for (const { bit, aggregate } of tested) if (aggregate[i] !== qcFlag.pass) mask |= bit;
+      for (let t = 0; t < tested.length; t++) if (batch.flags[t]!.aggregate[i] !== qcFlag.pass) mask |= tested[t]!.bit;
       if (mask) {
-        failing.us.push(flags.micros[i]!);
+        failing.us.push(Math.round(batch.times[i]! * 1000));
         failing.mask.push(mask);
       }
     }
   }
   return failing;
+}
+
+/** How an aggregate's statements are run: on a pool, or on one connection in one snapshot. */
+type Reader = {
+  rows: <R extends pg.QueryResultRow>(query: pg.QueryConfig) => Promise<R[]>;
+  copyRow: (query: CopyQuery) => Promise<(Buffer | null)[] | null>;
+};
+
+/**
+ * Runs `read` on the pool; with qc=pass, on one connection in one snapshot after reading the readings it
+ * leaves out there, so that the flags and the sums are of the same readings.
+ */
+function withFailing<T>(pool: PgPool, args: AggregateArgs, read: (reader: Reader, failing?: Failing) => Promise<T>): Promise<T> {
+  if (!args.qcPass) return read({ rows: async <R extends pg.QueryResultRow>(query: pg.QueryConfig) => (await pool.read<R>(query)).rows, copyRow: (query) => copyRowOf(pool, query) });
+  return readInOneSnapshot(pool, async (client) => read(
+    { rows: async <R extends pg.QueryResultRow>(query: pg.QueryConfig) => (await client.query<R>(query)).rows, copyRow: (query) => readCopyRow(client, query) },
+    await failingReadings(client, args),
+  ));
 }
 
 const arrayText = (values: number[]) => `{${values.join(',')}}`;
@@ -271,8 +294,7 @@ export type JsonPeriods = { periods: number; results: Buffer };
 export async function aggregateReadings(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number,
 ): Promise<{ rows: AggregateRow[]; seen?: StationSeen }> {
-  const failing = args.qcPass ? await failingReadings(pool, args, intervalSeconds) : undefined;
-  const rows = (await pool.read<AggregateRow>(rowsQuery(args, intervalSeconds, failing))).rows;
+  const rows = await withFailing(pool, args, (reader, failing) => reader.rows<AggregateRow>(rowsQuery(args, intervalSeconds, failing)));
   const first = rows[0];
   const seen = first && { settledVersion: first.at(-2) == null ? null : String(first.at(-2)), backlog: first.at(-1) === 1 };
   for (const row of rows) row.length -= 2;
@@ -292,12 +314,17 @@ export type StationSeen = { settledVersion: string | null; backlog: boolean };
  * those before `split`, and the rest; and what the snapshot they were read in says of the station. Hourly periods, planned for each request anyway and the largest
  * answer (a year is 3.7 MB), come as bytes through COPY; the others from their prepared statement.
  */
-export async function aggregateJsonPeriods(
+export function aggregateJsonPeriods(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
 ): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
-  const failing = args.qcPass ? await failingReadings(pool, args, intervalSeconds) : undefined;
+  return withFailing(pool, args, (reader, failing) => jsonPeriods(reader, args, intervalSeconds, since, split, failing));
+}
+
+async function jsonPeriods(
+  reader: Reader, args: AggregateArgs, intervalSeconds: number, since: string, split: string, failing: Failing | undefined,
+): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
   if (args.period === 'hour') {
-    const row = await copyRowOf(pool, jsonQuery(args, intervalSeconds, since, split, 'infinity', failing) as CopyQuery);
+    const row = await reader.copyRow(jsonQuery(args, intervalSeconds, since, split, 'infinity', failing) as CopyQuery);
     const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
     return {
       settled: { periods: settledPeriods!.readInt32BE(0), results: settledResults! },
@@ -305,9 +332,9 @@ export async function aggregateJsonPeriods(
       seen: { settledVersion: settledVersion?.toString() ?? null, backlog: backlog![0] === 1 },
     };
   }
-  const row = (await pool.read<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string; settled_version: string | null; backlog: boolean }>(
+  const row = (await reader.rows<{ settled_periods: number; settled_results: string; later_periods: number; later_results: string; settled_version: string | null; backlog: boolean }>(
     jsonQuery(args, intervalSeconds, since, split, 'infinity', failing),
-  )).rows[0]!;
+  ))[0]!;
   return {
     settled: { periods: row.settled_periods, results: Buffer.from(row.settled_results) },
     later: { periods: row.later_periods, results: Buffer.from(row.later_results) },

@@ -13,6 +13,7 @@ import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParque
 import { compareInterval, compareStations } from './queries.js';
 import { aggregateQuerySchema, compareQuerySchema } from './schema.js';
 import { aggregateResultSchema } from './shape.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 const aggregateSchema = z
   .object({ station: z.string(), period: z.string(), count: z.number().int(), results: z.array(aggregateResultSchema) })
@@ -30,7 +31,7 @@ const compareSchema = z
   .openapi('Comparison');
 
 /** /data/aggregate/ and /data/compare/: statistics per bucket from the rollups, and stations side by side. */
-export function addAggregateRoutes(api: Api): void {
+export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
   const { config, db } = api.deps;
   const readAggregate = createAggregateReader(db, config.aggregateCacheMb * 1024 * 1024);
 
@@ -56,7 +57,7 @@ export function addAggregateRoutes(api: Api): void {
       const stationId = stationParam(query.station, config.defaultStation);
       const asOf = readAsOf(ctx, query.as_of);
       const qcPass = query.qc === 'pass' ? await qcConfigOf(db.readPool, stationId, asOf?.iso) : undefined;
-      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf, qcPass };
+      const args = { stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf, qcPass, spacings };
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
       const range = { from: query.from_date, to: query.to_date };

@@ -1,11 +1,15 @@
 import { PassThrough } from 'node:stream';
-import { CopyBinaryReader, type BinaryColumn } from '../../db/copyBinary.js';
+import { CopyBinaryReader, type BinaryColumn, type ColumnBatch, type ColumnValues } from '../../db/copyBinary.js';
 import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
 import type { AsOf } from '../core/asOf.js';
-import { aggregateFlagsAt, CsvQcColumns, qcColumnName, qcLookup, qcStreamsIn, type QcLookup } from '../core/qc/columns.js';
+import {
+  CsvQcColumns, prefixWidth, qcColumnName, qcPrefixColumns, qcStreamsIn, readStarts, RecordFlagging, type FlaggedRecord, type QcPrefix, type QcRecord,
+} from '../core/qc/columns.js';
 import { qcStreams, type QcConfig } from '../core/qc/config.js';
+import type { SeriesStart } from '../core/qc/series.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { readingFields, type QualityFlag } from '../reading.js';
 
 /** The measured fields every download gives, with their names in it, in the order of its columns. */
@@ -36,6 +40,8 @@ export type DownloadArgs = {
    * the columns (`<metric>_qc`).
    */
   qc?: Record<string, QcConfig>;
+  /** The stations' series facts kept between reads (flagging reads the whole series' otherwise). */
+  spacings?: SeriesSpacings;
 };
 
 /** The range of readings' timestamps a download covers, as the QARTOD flags take it. */
@@ -45,7 +51,11 @@ const qcRangeOf = (args: DownloadArgs) => ({
   to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
 });
 
-const lookupFor = (pool: PgPool, args: DownloadArgs): QcLookup => qcLookup(pool, args.qc!, qcRangeOf(args), args.asOf);
+/**
+ * What a flagged download's rows carry before their own columns: a quality filter is applied after
+ * flagging, and a download of several stations gives each row its successor (QcPrefix).
+ */
+const qcPrefixOf = (args: DownloadArgs, fields: readonly number[]): QcPrefix => ({ keep: Boolean(args.quality), lead: args.withStation, fields });
 
 /**
  * firmware_version is the one free text a station writes: in CSV, a value a spreadsheet would run as a
@@ -60,7 +70,7 @@ const firmwareColumn = (format: 'csv' | 'binary') => (format === 'csv'
  * The query of a download, for COPY as CSV text or in PostgreSQL's binary format (for Parquet): every
  * value has passed its schema first (station ids, dates, an enum).
  */
-export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'csv'): CopyQuery {
+export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'csv', qc?: QcPrefix): CopyQuery {
   const values: string[] = [];
   const param = (value: string) => `$${values.push(value)}`;
   const stations = args.stationIds.map(param);
@@ -72,11 +82,14 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
   if (args.from) where.push(`ts >= ${start}`);
   else if (args.after) where.push(`ts > ${start}`);
   if (args.to) where.push(`ts < ${end}`);
-  if (args.quality) where.push(`quality_flag = ${param(args.quality)}`);
+  // Flagged, every reading is read (each is the neighbour of another), and those the filter leaves out are dropped after.
+  const quality = args.quality ? `quality_flag = ${param(args.quality)}` : null;
+  if (quality && !qc) where.push(quality);
   const source = args.asOf
     ? `envmon_readings_as_of(array[${stations.join(', ')}]::text[], ${start}, ${end}, ${param(args.asOf.iso)}::timestamptz)`
     : 'readings';
   const columns = [
+    ...(qc ? qcPrefixColumns(qc, quality ?? undefined) : []),
     ...(args.withStation ? ['station_id'] : []),
     format === 'csv' ? `to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp_utc` : 'ts as timestamp_utc',
     ...downloadFields.map((f) => (f.name === f.column ? f.column : `${f.column} as ${f.name}`)), 'quality_flag',
@@ -84,17 +97,27 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
   ];
   // The primary key (station_id, ts) serves one station in order; several are merged by timestamp.
   const order = args.withStation ? 'ts, station_id' : 'ts';
-  return { text: `select ${columns.join(', ')} from ${source} where ${where.join(' and ')} order by ${order}`, values };
+  const window = qc?.lead ? ' window w as (partition by station_id order by ts)' : '';
+  return { text: `select ${columns.join(', ')} from ${source} where ${where.join(' and ')}${window} order by ${order}`, values };
 }
 
-/** Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. */
+/**
+ * Streams the CSV rows of a download after `preamble`, straight from PostgreSQL's COPY. With flags, the
+ * stations' series facts and the readings before the range are read first on the COPY's connection, in
+ * one snapshot with the rows, and each row is flagged as it passes.
+ */
 export async function streamDownload(pool: PgPool, args: DownloadArgs, preamble: string): Promise<PassThrough | CsvQcColumns> {
   if (args.qc) {
-    // Each station's flags are read window by window along the rows as COPY writes them.
-    const streams = qcStreamsIn(downloadColumns(Boolean(args.allColumns)));
-    const body = new CsvQcColumns(lookupFor(pool, args), streams, args.withStation, args.stationIds[0]!);
+    const columns = [...(args.withStation ? ['station_id'] : []), ...downloadColumns(Boolean(args.allColumns))];
+    const fields = qcStreamsIn(columns);
+    const prefix = qcPrefixOf(args, fields);
+    const body = new CsvQcColumns({
+      ...prefix, withStation: args.withStation, stationId: args.stationIds[0]!,
+      valueFields: fields.map((f) => columns.indexOf(qcStreams[f]!.stream)),
+    });
     body.push(preamble);
-    return copyOut(pool, downloadQuery(args), 'csv', body);
+    const qc = args.qc;
+    return copyOut(pool, downloadQuery(args, 'csv', prefix), 'csv', body, async (client) => body.start(await readStarts(client, qc, fields, qcRangeOf(args), args.asOf, args.spacings)));
   }
   const body = new PassThrough();
   body.write(preamble);
@@ -113,20 +136,6 @@ export const parquetDownloadColumns = (withStation: boolean, qc = false): Parque
   ...(qc ? qcStreamsIn(downloadColumns(true)).map((s) => ({ name: qcColumnName(qcStreams[s]!.stream), kind: 'int32', required: true } as const)) : []),
 ];
 
-/** The aggregate flags of a batch of a Parquet download's rows, one column per metric. */
-async function flagColumns(lookup: QcLookup, batch: { rows: number; columns: unknown[][] }, args: DownloadArgs): Promise<number[][]> {
-  const streams = qcStreamsIn(downloadColumns(true));
-  const out = streams.map(() => new Array<number>(batch.rows));
-  const times = batch.columns[args.withStation ? 1 : 0] as bigint[];
-  for (let i = 0; i < batch.rows; i++) {
-    const station = args.withStation ? (batch.columns[0]![i] as string) : args.stationIds[0]!;
-    const found = aggregateFlagsAt(lookup, station, Number(times[i]!) / 1000, streams);
-    const flags = Array.isArray(found) ? found : await found;
-    for (let s = 0; s < streams.length; s++) out[s]![i] = flags[s]!;
-  }
-  return out;
-}
-
 // Rows per row group (about three weeks of one-minute readings): encoding a row group holds the event
 // loop, so groups are kept this small; twice as many rows made a file only a little smaller (bench/parquet).
 const rowGroupRows = 32_768;
@@ -134,22 +143,108 @@ const rowGroupRows = 32_768;
 /**
  * Streams a download as a Parquet file, row group by row group as the binary COPY delivers the rows,
  * with `metadata` (licence, citation) in the file's key-value metadata. A client gone stops the COPY.
+ * With flags (always, but in snapshots made before them), as streamDownload flags a CSV's rows.
  */
 export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, metadata: Record<string, string>): Promise<PassThrough> {
   const columns = parquetDownloadColumns(args.withStation, Boolean(args.qc));
   const read = parquetDownloadColumns(args.withStation);
-  const types = read.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'));
-  const lookup = args.qc ? lookupFor(pool, args) : null;
-  const rows = await copyOut(pool, downloadQuery({ ...args, allColumns: true }, 'binary'), 'binary', new CopyBinaryReader(types, rowGroupRows));
+  const fields = qcStreamsIn(downloadColumns(true));
+  const prefix = args.qc ? qcPrefixOf(args, fields) : undefined;
+  const prefixTypes: BinaryColumn[] = Array.from({ length: prefix ? prefixWidth(prefix) : 0 }, () => 'float8');
+  const types = [...prefixTypes, ...read.map((c): BinaryColumn => (c.kind === 'timestamp' ? 'timestamptz' : c.kind === 'double' ? 'float8' : 'text'))];
+  const flagged: { flags?: ParquetFlags } = {};
+  const qc = args.qc;
+  const rows = await copyOut(pool, downloadQuery({ ...args, allColumns: true }, 'binary', prefix), 'binary', new CopyBinaryReader(types, rowGroupRows),
+    qc && prefix ? async (client) => {
+      flagged.flags = new ParquetFlags(await readStarts(client, qc, fields, qcRangeOf(args), args.asOf, args.spacings), prefix, read, args.stationIds[0]!);
+    } : undefined);
   const file = parquetStream(columns, metadata);
   file.body.on('close', () => rows.destroy());
   void (async () => {
     try {
-      for await (const batch of rows) await file.write(lookup ? [...batch.columns, ...(await flagColumns(lookup, batch, args))] : batch.columns);
+      const { flags } = flagged;
+      for await (const batch of rows as AsyncIterable<ColumnBatch>) {
+        for (const group of flags ? flags.take(batch) : [batch.columns]) await file.write(group);
+      }
+      for (const group of flags ? flags.finish() : []) await file.write(group);
       await file.end();
     } catch (error) {
       file.body.destroy(error as Error);
     }
   })();
   return file.body;
+}
+
+/**
+ * A Parquet download's row groups with their flags: each batch of rows as COPY gives it (the prefix
+ * columns first), flagged and less the prefix and the rows a quality filter leaves out. Without lead, a
+ * batch waits for the next, whose first row its last row's spike test looks at: the row groups keep
+ * the size they have without flags.
+ */
+class ParquetFlags {
+  private readonly flagging: RecordFlagging;
+  private held: ColumnBatch | null = null;
+  private readonly width: number;
+
+  constructor(starts: Map<string, SeriesStart>, private readonly prefix: QcPrefix, private readonly read: ParquetColumn[], private readonly stationId: string) {
+    this.width = prefixWidth(prefix);
+    this.flagging = new RecordFlagging(starts, prefix.fields.length, prefix.lead);
+  }
+
+  /** The row groups that can be written now, each its columns with the flags after them. */
+  take(batch: ColumnBatch): ColumnValues[][] {
+    if (this.prefix.lead) return [this.group(batch, this.flagging.take(this.records(batch)))];
+    const ready = this.held;
+    this.held = batch;
+    if (!ready) {
+      this.pending = this.flagging.take(this.records(batch));
+      return [];
+    }
+    // The held batch's last row is flagged once this batch's first row is known.
+    const flagged = [...this.pending, ...this.flagging.take(this.records(batch))];
+    const mine = flagged.slice(0, ready.rows);
+    this.pending = flagged.slice(ready.rows);
+    return [this.group(ready, mine)];
+  }
+
+  finish(): ColumnValues[][] {
+    if (!this.held) return [];
+    const flagged = [...this.pending, ...this.flagging.finish()];
+    const last = this.held;
+    this.held = null;
+    return [this.group(last, flagged)];
+  }
+
+  private pending: FlaggedRecord[] = [];
+
+  private records(batch: ColumnBatch): QcRecord[] {
+    const own = batch.columns.slice(this.width);
+    const station = this.read[0]!.name === 'station_id' ? own[0] : null;
+    const times = own[station ? 1 : 0] as bigint[];
+    const valueColumns = this.prefix.fields.map((f) => own[this.read.findIndex((c) => c.name === qcStreams[f]!.stream)]!);
+    const keep = this.prefix.keep ? batch.columns[0] : null;
+    const lead = this.prefix.keep ? 1 : 0;
+    const records: QcRecord[] = [];
+    for (let i = 0; i < batch.rows; i++) {
+      records.push({
+        station: station ? (station[i] as string) : this.stationId,
+        time: Number(times[i]!) / 1000,
+        values: Float64Array.from(valueColumns, (c) => (c[i] as number | null) ?? NaN),
+        nextTime: this.prefix.lead ? ((batch.columns[lead]![i] as number | null) ?? NaN) : NaN,
+        nextValues: this.prefix.lead ? Float64Array.from(this.prefix.fields, (_, m) => (batch.columns[lead + 1 + m]![i] as number | null) ?? NaN) : null,
+        keep: keep ? keep[i] === 1 : true,
+        text: '',
+      });
+    }
+    return records;
+  }
+
+  /** A batch's columns without the prefix and the rows left out, with each metric's flags after them. */
+  private group(batch: ColumnBatch, flagged: FlaggedRecord[]): ColumnValues[] {
+    const kept = flagged.map((f) => f.record.keep);
+    const all = kept.every(Boolean);
+    const own = batch.columns.slice(this.width).map((c) => (all ? c : c.filter((_, i) => kept[i])));
+    const flags = this.prefix.fields.map((_, m) => flagged.filter((f) => f.record.keep).map((f) => f.aggregate[m]!));
+    return [...own, ...flags];
+  }
 }

@@ -9,9 +9,10 @@ import { requireStations, stationParam } from '../core/scope.js';
 import { qcConfigsOf } from '../core/qc/config.js';
 import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 /** /data/download/: a station's or several stations' whole history as CSV or Parquet, streamed. */
-export function addExportRoutes(api: Api): void {
+export function addExportRoutes(api: Api, spacings: SeriesSpacings): void {
   const { config, db } = api.deps;
   const claimDownloadSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} downloads at a time per client; wait for one to finish`);
 
@@ -45,7 +46,7 @@ export function addExportRoutes(api: Api): void {
       const parquet = query.output === 'parquet';
       const pools = await asOfPools(db, asOf, stationIds);
       const qc = query.qc || parquet ? await qcConfigsOf(db.readPool, stationIds, asOf?.iso) : undefined;
-      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf, qc };
+      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf, qc, spacings };
       const body = await readAsOfOn(db, pools, ({ streamPool }) => query.output === 'parquet'
         ? streamParquetDownload(streamPool, args, parquetMetadata(cite, asOf))
         : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all', query.qc)])));

@@ -2,37 +2,44 @@ import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { JsonArrayStream } from '../../formats/jsonArrayStream.js';
 import type { AsOf } from '../core/asOf.js';
-import type { QcConfig } from '../core/qc/config.js';
-import { indexOfTime, stationQcFlags, untested, type StationFlags } from '../core/qc/flags.js';
+import { prefixWidth, qcPrefixColumns, readStarts, RecordFlagging, type FlaggedRecord, type QcPrefix, type QcRecord } from '../core/qc/columns.js';
+import { qcStreams, type QcConfig } from '../core/qc/config.js';
+import type { SeriesStart } from '../core/qc/series.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { numericFields, type QualityFlag } from '../reading.js';
 
 export type HistoricalArgs = {
   stationId: string; hours: number; quality?: QualityFlag; asOf?: AsOf;
   /** The station's quality-control configuration: when given, each reading carries its QARTOD flags. */
   qc?: QcConfig;
+  /** The station's series facts kept between reads. */
+  spacings?: SeriesSpacings;
 };
 
 /**
  * Each reading as the API's JSON object, built by PostgreSQL, oldest first: the hours before now, or
- * before `asOf` as the archive held them then.
+ * before `asOf` as the archive held them then. Flagged (`qc`), the window starts at `start` (an instant
+ * the flags' context is read before), every reading of it is read whatever the quality filter, and the
+ * prefix columns (tab-separated) come before the JSON.
  */
-export function historicalQuery(args: HistoricalArgs): CopyQuery {
+export function historicalQuery(args: HistoricalArgs, qc?: { start: string; prefix: QcPrefix }): CopyQuery {
   const values: string[] = [args.stationId, `${Math.trunc(args.hours)} hours`];
   const param = (value: string) => `$${values.push(value)}`;
   // The window is `now() - '<n> hours'::interval` (a literal, as COPY takes it), a form TimescaleDB turns
   // into a constant while planning, so that only the chunks it reaches are planned: with make_interval()
   // every chunk of the hypertable was, a cost growing with the history.
-  const start = args.asOf ? `${param(args.asOf.iso)}::timestamptz - $2::interval` : 'now() - $2::interval';
-  const source = args.asOf ? `envmon_readings_as_of(array[$1], ${start}, 'infinity', $3::timestamptz)` : 'readings';
-  const quality = args.quality ? `and quality_flag = ${param(args.quality)}` : '';
+  const start = qc ? `${param(qc.start)}::timestamptz` : args.asOf ? `${param(args.asOf.iso)}::timestamptz - $2::interval` : 'now() - $2::interval';
+  const source = args.asOf ? `envmon_readings_as_of(array[$1], ${start}, 'infinity', ${param(args.asOf.iso)}::timestamptz)` : 'readings';
+  const quality = args.quality ? `quality_flag = ${param(args.quality)}` : null;
+  const prefix = qc ? [...qcPrefixColumns(qc.prefix, quality ?? undefined), ...qc.prefix.fields.map((f) => `${qcStreams[f]!.field}::float8`)] : [];
   // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.
   const text = `
-    select row_to_json(r) from (
+    select ${[...prefix, 'row_to_json(r)'].join(', ')} from (
       select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "timestamp",
         ${numericFields.join(', ')},
         quality_flag, firmware_version, module_data
       from ${source}
-      where station_id = $1 and ts > ${start} ${quality}
+      where station_id = $1 and ts > ${start} ${quality && !qc ? `and ${quality}` : ''}
     ) r
     order by r."timestamp"`;
   return { text, values };
@@ -41,34 +48,74 @@ export function historicalQuery(args: HistoricalArgs): CopyQuery {
 /**
  * The historical answer, streamed: 720 hours of a one-minute station is ~11 MB of JSON, which built in
  * memory held megabytes and the event loop per request. `count` follows the readings, since it is known
- * only at their end.
+ * only at their end. With `qc`, each reading carries its flags, computed along the rows in their snapshot.
  */
 export async function streamHistorical(pool: PgPool, args: HistoricalArgs): Promise<JsonArrayStream> {
   const head = `{"station":${JSON.stringify(args.stationId)},"hours":${args.hours},"readings":`;
-  let decorate: ((row: string) => string) | undefined;
-  if (args.qc) {
-    // The window as the database will take it, a minute wider: the flags are looked up by timestamp.
-    const end = args.asOf ? args.asOf.at.getTime() : Date.now();
-    const after = new Date(end - args.hours * 3_600_000 - 60_000).toISOString();
-    const flags = await stationQcFlags(pool, args.stationId, { after }, args.qc, args.asOf);
-    decorate = (row) => withQcFields(row, flags);
-  }
-  return copyOut(pool, historicalQuery(args), 'text', new JsonArrayStream(head, (count) => `,"count":${count}}`, decorate));
+  const tail = (count: number) => `,"count":${count}}`;
+  const config = args.qc;
+  if (!config) return copyOut(pool, historicalQuery(args), 'text', new JsonArrayStream(head, tail));
+  const fields = qcStreams.map((_, index) => index);
+  const prefix: QcPrefix = { keep: Boolean(args.quality), lead: false, fields };
+  const start = new Date((args.asOf ? args.asOf.at.getTime() : Date.now()) - Math.trunc(args.hours) * 3_600_000).toISOString();
+  const rows = new FlaggedJsonRows(prefix, args.stationId);
+  const body = new JsonArrayStream(head, tail, (lines) => rows.take(lines), () => rows.finish());
+  return copyOut(pool, historicalQuery(args, { start, prefix }), 'text', body, async (client) => {
+    rows.start(await readStarts(client, { [args.stationId]: config }, fields, { after: start }, args.asOf, args.spacings));
+  });
 }
-
-// A row starts {"timestamp":"<24 characters>"
-const timestampAt = '{"timestamp":"'.length;
 
 /**
- * A reading's JSON with its QARTOD flags: `<field>_qc` per measured field (its aggregate flag), then
- * `qc`, each tested field's flag per test.
+ * The rows of a flagged history (the prefix, each metric's value, then the reading's JSON, tab-separated)
+ * as the readings' JSON with their QARTOD flags: `<field>_qc` per measured field (its aggregate flag),
+ * then `qc`, each tested field's flag per test. A row waits for the next, which its spike test looks at.
  */
-function withQcFields(row: string, flags: StationFlags): string {
-  const index = indexOfTime(flags.times, Date.parse(row.slice(timestampAt, timestampAt + 24)));
-  const aggregate = flags.streams.map((s) => `"${s.field}_qc":${index < 0 ? untested : s.aggregate[index]}`);
-  const tests = flags.streams.flatMap((s) => {
-    const named = Object.entries(s.tests).map(([test, f]) => `"${test}":${index < 0 ? untested : f[index]}`);
-    return named.length ? [`"${s.field}":{${named.join(',')}}`] : [];
-  });
-  return `${row.slice(0, -1)},${aggregate.join(',')},"qc":{${tests.join(',')}}}`;
+class FlaggedJsonRows {
+  private flagging: RecordFlagging | null = null;
+  private readonly width: number;
+
+  constructor(private readonly prefix: QcPrefix, private readonly stationId: string) {
+    this.width = prefixWidth(prefix);
+  }
+
+  start(starts: Map<string, SeriesStart>): void {
+    this.flagging = new RecordFlagging(starts, this.prefix.fields.length, false, true);
+  }
+
+  take(lines: string[]): string[] {
+    return this.written(this.flagging!.take(lines.map((line) => this.parse(line))));
+  }
+
+  finish(): string[] {
+    return this.written(this.flagging!.finish());
+  }
+
+  private parse(line: string): QcRecord {
+    const fields = line.split('\t');
+    const json = fields.at(-1)!;
+    const at = this.width;
+    return {
+      station: this.stationId,
+      time: Date.parse(json.slice(timestampAt, timestampAt + 24)),
+      values: Float64Array.from(this.prefix.fields, (_, m) => (fields[at + m] === '\\N' ? NaN : Number(fields[at + m]))),
+      nextTime: NaN,
+      nextValues: null,
+      keep: this.prefix.keep ? fields[0] === '1' : true,
+      text: json,
+    };
+  }
+
+  private written(flagged: FlaggedRecord[]): string[] {
+    return flagged.filter((f) => f.record.keep).map(({ record, aggregate, tests }) => {
+      const fields = this.prefix.fields.map((f, m) => `"${qcStreams[f]!.field}_qc":${aggregate[m]}`);
+      const named = this.prefix.fields.flatMap((f, m) => {
+        const entries = Object.entries(tests![m]!);
+        return entries.length ? [`"${qcStreams[f]!.field}":{${entries.map(([test, flag]) => `"${test}":${flag}`).join(',')}}`] : [];
+      });
+      return `${record.text.slice(0, -1)},${fields.join(',')},"qc":{${named.join(',')}}}`;
+    });
+  }
 }
+
+// A row's JSON starts {"timestamp":"<24 characters>"
+const timestampAt = '{"timestamp":"'.length;

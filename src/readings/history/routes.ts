@@ -14,6 +14,7 @@ import { streamHistorical } from './historical.js';
 import { findLatestReading } from './queries.js';
 import { historicalQuerySchema } from '../core/params.js';
 import { latestQuerySchema } from './schema.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 const testFlags = z.object(Object.fromEntries(qcTests.map((t) => [t, qcFlagSchema.optional()])));
 const flaggedReadingSchema = readingSchema.extend({
@@ -25,7 +26,7 @@ const historicalSchema = z
   .openapi('HistoricalReadings');
 
 /** /data/latest/ and /data/historical/: a station's newest reading, and its readings over the last hours. */
-export function addHistoryRoutes(api: Api): void {
+export function addHistoryRoutes(api: Api, spacings: SeriesSpacings): void {
   const { config, db } = api.deps;
   // Partners' charts ask for the same stations' latest readings over and over, many at once.
   const latestReading = coalesce((stationId: string) => findLatestReading(db.readPool, stationId));
@@ -72,7 +73,7 @@ export function addHistoryRoutes(api: Api): void {
       await requireStation(db.pool, stationId);
       const pools = await asOfPools(db, asOf, [stationId]);
       const qc = query.qc ? await qcConfigOf(db.readPool, stationId, asOf?.iso) : undefined;
-      const body = await readAsOfOn(db, pools, ({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf, qc }));
+      const body = await readAsOfOn(db, pools, ({ streamPool }) => streamHistorical(streamPool, { stationId, hours: query.hours, quality: query.quality, asOf, qc, spacings }));
       ctx.type = 'application/json; charset=utf-8';
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });
       ctx.body = body;

@@ -1,7 +1,9 @@
+import { readInOneSnapshot } from '../../db/oneSnapshot.js';
 import type { PgPool } from '../../db/pool.js';
-import type { QcConfig } from '../core/qc/config.js';
-import { largeWindow, StationQcCursor, type StationFlags } from '../core/qc/flags.js';
+import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import { qcFlag } from '../core/qc/qartod.js';
+import { flaggedReadings, type FlaggedBatch } from '../core/qc/series.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 /** A run of missing readings: the first and last instants missing, and how many. */
 type Gap = { start: string; end: string; missing: number };
@@ -21,21 +23,21 @@ const expectedIn = (ms: number, interval: number) => Math.max(0, Math.ceil(ms / 
 /** Count against expected, in percent to one decimal (half up); null when none was expected. */
 const coverage = (observed: number, expected: number) => (expected > 0 ? Math.floor((observed / expected) * 1000 + 0.5) / 10 : null);
 
-export type ReportArgs = { stationId: string; from: string; to: string; intervalSeconds: number; latest: number | null; now: number };
+export type ReportArgs = { stationId: string; from: string; to: string; intervalSeconds: number; latest: number | null; now: number; spacings?: SeriesSpacings };
 
 /**
  * A station's quality over whole UTC days `from`..`to` (up to now): coverage against its interval, the
  * gaps (runs of more than three missing readings), each metric's flat-line episodes and spikes, and per
- * day coverage and how many readings each flag got, per metric. The readings are read and flagged
- * window by window, so memory holds one window whatever the range.
+ * day coverage and how many readings each flag got, per metric. The readings are read and flagged in
+ * one pass, batch by batch, in one snapshot: memory holds one batch whatever the range.
  */
 export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcConfig) {
   const start = Date.parse(`${args.from}T00:00:00Z`);
   const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
   const report = new ReportTally(start, end, args.intervalSeconds, config);
-  for await (const window of new StationQcCursor(pool, args.stationId, config, { from: iso(start), to: iso(end) }, undefined, {
-    windowSize: largeWindow, readAhead: { interval: args.intervalSeconds },
-  }).windows()) report.add(window);
+  await readInOneSnapshot(pool, async (client) => {
+    for await (const batch of flaggedReadings(client, args.stationId, config, report.fields, { from: iso(start), to: iso(end) }, undefined, args.spacings)) report.add(batch);
+  });
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
     station: args.stationId,
@@ -62,6 +64,8 @@ type Run = { first: number; last: number; readings: number; min: number; max: nu
 /** The report's counts, taken window by window along the station's readings in time order. */
 class ReportTally {
   observed = 0;
+  /** The metrics with tests, as indexes into qcStreams: those the flags are computed for. */
+  readonly fields: number[];
   spikes: Record<string, number> = {};
   /** Per day, readings; per stream, per day and flag (in flagOrder), readings. */
   private readonly observedByDay: Int32Array;
@@ -75,41 +79,52 @@ class ReportTally {
   constructor(private readonly start: number, private readonly end: number, private readonly interval: number, private readonly config: QcConfig) {
     this.step = interval * 1000;
     this.observedByDay = new Int32Array(Math.ceil((end - start) / day));
+    this.fields = qcStreams.flatMap((s, index) => (config.streams[s.stream] ? [index] : []));
+    for (const index of this.fields) this.flagsByDay.set(qcStreams[index]!.stream, new Int32Array(this.observedByDay.length * flagOrder.length));
   }
 
-  /** Per day of the range: readings, and per metric readings by flag. */
+  /** Per day of the range: readings, and per metric readings by flag (every reading of a metric without tests not evaluated). */
   get daily(): { observed: number; flags: Record<string, FlagCounts> }[] {
     return [...this.observedByDay].map((observed, d) => ({
       observed,
-      flags: Object.fromEntries([...this.flagsByDay].map(([stream, counts]) => [
-        stream, Object.fromEntries(flagOrder.map((flag, f) => [flagNames[flag]!, counts[d * flagOrder.length + f]!])) as FlagCounts,
-      ])),
+      flags: Object.fromEntries(qcStreams.map(({ stream }) => {
+        const counts = this.flagsByDay.get(stream);
+        return [stream, Object.fromEntries(flagOrder.map((flag, f) => [
+          flagNames[flag]!, counts ? counts[d * flagOrder.length + f]! : flag === qcFlag.notEvaluated ? observed : 0,
+        ])) as FlagCounts];
+      })),
     }));
   }
 
-  add(window: StationFlags): void {
-    const { times, streams } = window;
-    this.observed += times.length;
-    const days = new Int32Array(times.length);
-    for (let i = 0; i < times.length; i++) {
+  add(batch: FlaggedBatch): void {
+    const { times } = batch;
+    const n = times.length;
+    this.observed += n;
+    const days = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
       const t = times[i]!;
       // Missing readings: from the range's start to the first reading, then between two readings.
       if (this.previous === null) this.gap(this.start, Math.round((t - this.start) / this.step));
       else if (t - this.previous > 3.5 * this.step) this.gap(this.previous + this.step, Math.round((t - this.previous) / this.step) - 1);
       this.previous = t;
-      days[i] = Math.floor((t - this.start) / day);
-      this.observedByDay[days[i]!]!++;
+      const d = Math.floor((t - this.start) / day);
+      days[i] = d;
+      this.observedByDay[d]!++;
     }
-    for (const s of streams) {
-      let counts = this.flagsByDay.get(s.stream);
-      if (!counts) this.flagsByDay.set(s.stream, (counts = new Int32Array(this.observedByDay.length * flagOrder.length)));
-      for (let i = 0; i < times.length; i++) counts[days[i]! * flagOrder.length + flagIndex[s.aggregate[i]!]!]!++;
-    }
-    streams.forEach((s, index) => {
-      const spike = s.tests.spike_test;
-      if (spike) this.spikes[s.stream] = (this.spikes[s.stream] ?? 0) + spike.reduce((n, f) => n + (f === qcFlag.suspect || f === qcFlag.fail ? 1 : 0), 0);
-      const flat = this.config.streams[s.stream]?.qartod.flat_line_test;
-      if (flat) this.flat(s.stream, window.values[index]!, times, flat.tolerance ?? 0, flat.suspect_threshold);
+    const width = flagOrder.length;
+    this.fields.forEach((index, at) => {
+      const { stream } = qcStreams[index]!;
+      const counts = this.flagsByDay.get(stream)!;
+      const { aggregate, tests } = batch.flags[at]!;
+      for (let i = 0; i < n; i++) counts[days[i]! * width + flagIndex[aggregate[i]!]!]!++;
+      const spike = tests.spike_test;
+      if (spike) {
+        let spikes = 0;
+        for (let i = 0; i < n; i++) if (spike[i] === qcFlag.suspect || spike[i] === qcFlag.fail) spikes++;
+        this.spikes[stream] = (this.spikes[stream] ?? 0) + spikes;
+      }
+      const flat = this.config.streams[stream]?.qartod.flat_line_test;
+      if (flat) this.flat(stream, batch.values[at]!, times, flat.tolerance ?? 0, flat.suspect_threshold);
     });
   }
 
@@ -138,16 +153,23 @@ class ReportTally {
     let run = this.runs.get(stream) ?? null;
     for (let i = 0; i < values.length; i++) {
       const x = values[i]!;
-      if (Number.isNaN(x)) continue;
-      if (run && Math.max(run.max, x) - Math.min(run.min, x) < tolerance) {
-        run.min = Math.min(run.min, x);
-        run.max = Math.max(run.max, x);
-        run.last = times[i]!;
-        run.readings++;
-        continue;
-      }
-      this.closeRun(stream, run, threshold);
-      run = { first: times[i]!, last: times[i]!, readings: 1, min: x, max: x, value: x };
+      if (x !== x) continue;
+      if (run) {
+        const min = x < run.min ? x : run.min;
+        const max = x > run.max ? x : run.max;
+        if (max - min < tolerance) {
+          run.min = min;
+          run.max = max;
+          run.last = times[i]!;
+          run.readings++;
+          continue;
+        }
+        this.closeRun(stream, run, threshold);
+        // The run's object starts the next run (a run per reading in noisy data).
+        run.first = run.last = times[i]!;
+        run.readings = 1;
+        run.min = run.max = run.value = x;
+      } else run = { first: times[i]!, last: times[i]!, readings: 1, min: x, max: x, value: x };
     }
     this.runs.set(stream, run);
   }

@@ -6,6 +6,7 @@ import { z } from '../../http/zod.js';
 import { dateRangeErrors } from '../core/params.js';
 import { qcConfigInForce, qcConfigOf, qcConfigSchema } from '../core/qc/config.js';
 import { qualityReport } from './report.js';
+import type { SeriesSpacings } from '../core/qc/spacings.js';
 
 const stationParams = z.object({ station_id: stationIdSchema });
 
@@ -70,7 +71,7 @@ function reportDays(fromDate: string | undefined, toDate: string | undefined, fi
 const daysBefore = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
 
 /** A station's quality-control configuration and its quality report. */
-export function addQualityRoutes(api: Api): void {
+export function addQualityRoutes(api: Api, spacings: SeriesSpacings): void {
   const { db } = api.deps;
 
   const stationOf = async (stationId: string) => {
@@ -123,7 +124,7 @@ export function addQualityRoutes(api: Api): void {
       const { from, to } = reportDays(query.from_date, query.to_date, station.first);
       const config = await qcConfigOf(db.readPool, params.station_id);
       ctx.body = await db.replicas.prefer(({ streamPool }) => qualityReport(streamPool, {
-        stationId: params.station_id, from, to, intervalSeconds: station.interval_seconds, latest: station.latest, now: Date.now(),
+        stationId: params.station_id, from, to, intervalSeconds: station.interval_seconds, latest: station.latest, now: Date.now(), spacings,
       }, config));
     },
   );

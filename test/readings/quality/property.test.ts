@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { setQcConfig, type QcConfig } from '../../../src/readings/core/qc/config.js';
-import { runTests, StationQcCursor } from '../../../src/readings/core/qc/flags.js';
 import { aggregateFlags } from '../../../src/readings/core/qc/qartod.js';
+import { runTests } from '../../../src/readings/core/qc/reference.js';
 import { deleteReadings } from '../../../src/readings/operator/removal.js';
 import { describeEngines } from '../../helpers/app.js';
 import { postBatch, stationWithKey } from '../../helpers/ingest.js';
+import { readParquet } from '../../helpers/parquet.js';
 import { seeded } from '../../helpers/readings.js';
 
 const minute = 60_000;
@@ -53,6 +54,9 @@ function makeSeries(random: () => number, start: number, count: number): Reading
   return series;
 }
 
+/** Whether a reading is flagged ok on ingest: the plausibility bounds of the API (inclusive) on the fields posted. */
+const plausible = (r: Reading) => (r.temperature_c === null || (r.temperature_c >= -50 && r.temperature_c <= 60)) && (r.humidity_rh === null || (r.humidity_rh >= 0 && r.humidity_rh <= 100));
+
 /** Each reading's aggregate flags, by ISO timestamp, as a from-scratch run over the whole series gives them. */
 function fromScratch(held: Reading[]): Map<string, [number, number]> {
   const times = Float64Array.from(held, (r) => r.ts);
@@ -68,6 +72,7 @@ function fromScratch(held: Reading[]): Map<string, [number, number]> {
 
 describeEngines(`QARTOD flags against a from-scratch run, batches in any order, backfills and deletions (QC_SEED=${seed})`, (env) => {
   const station = 'qc-prop';
+  const other = 'qc-other';
 
   it('agrees on every reading of every read after every step', async function () {
     this.timeout(120_000);
@@ -88,26 +93,37 @@ describeEngines(`QARTOD flags against a from-scratch run, batches in any order, 
       assert.equal(status, 201, JSON.stringify(body));
       for (const r of readings) held.set(r.ts, r);
     };
+    // Another station, whose readings interleave with this one's in a download of both.
+    const otherKey = await stationWithKey(env(), other);
+    const others = makeSeries(random, series[0]!.ts - 5 * minute, 200);
+    const { status } = await postBatch(env(), otherKey, {
+      station_id: other, readings: others.map((r) => ({ timestamp: new Date(r.ts).toISOString(), temperature_c: r.temperature_c, humidity_rh: r.humidity_rh })),
+    });
+    assert.equal(status, 201);
     const check = async (step: string) => {
-      const expected = fromScratch([...held.values()].sort((a, b) => a.ts - b.ts));
-      const download = await (await env().get(`/api/v1/data/download/?station=${station}&qc=true`)).text();
-      const lines = download.split('\n').filter((line) => /^\d{4}-/.test(line));
-      assert.equal(lines.length, expected.size, `${step}: readings`);
-      for (const line of lines) {
-        const fields = line.split(',');
-        assert.deepEqual([Number(fields[8]), Number(fields[9])], expected.get(fields[0]!), `${step}: ${fields[0]} (QC_SEED=${seed})`);
+      const ordered = [...held.values()].sort((a, b) => a.ts - b.ts);
+      const expected = fromScratch(ordered);
+      const rowsOf = async (url: string) => (await (await env().get(url)).text()).split('\n').filter((line) => /^(qc-|\d{4}-)/.test(line)).map((line) => line.split(','));
+      // One station's CSV; both stations' (each row then carries its successor); only the readings flagged ok.
+      const reads = [
+        { what: 'CSV', url: `/api/v1/data/download/?station=${station}&qc=true`, at: 0, flags: [8, 9], want: ordered },
+        { what: 'CSV of two stations', url: `/api/v1/data/download/?stations=${station},${other}&qc=true`, at: 1, flags: [9, 10], want: ordered },
+        { what: 'CSV of the readings flagged ok', url: `/api/v1/data/download/?station=${station}&qc=true&quality=ok`, at: 0, flags: [8, 9], want: ordered.filter(plausible) },
+      ];
+      for (const read of reads) {
+        const rows = (await rowsOf(read.url)).filter((fields) => read.at === 0 || fields[0] === station);
+        assert.deepEqual(rows.map((fields) => fields[read.at]), read.want.map((r) => new Date(r.ts).toISOString()), `${step}: ${read.what}: readings`);
+        for (const fields of rows) {
+          assert.deepEqual(read.flags.map((f) => Number(fields[f])), expected.get(fields[read.at]!), `${step}: ${read.what}: ${fields[read.at]} (QC_SEED=${seed})`);
+        }
       }
-      // Read window by window, windows of a few readings give the same flags.
-      const windowed = new StationQcCursor(env().db.streamPool, station, config, {}, undefined, { windowSize: 2 + Math.floor(random() * 20), readAhead: random() < 0.5 ? { interval: 1 + Math.floor(random() * 120) } : undefined });
-      const streams = [0, 1];
-      let seen = 0;
-      for await (const window of windowed.windows()) {
-        seen += window.times.length;
-        window.times.forEach((t, i) => {
-          assert.deepEqual(streams.map((s) => window.streams[s]!.aggregate[i]), expected.get(new Date(t).toISOString()), `${step}: windowed at ${new Date(t).toISOString()} (QC_SEED=${seed})`);
-        });
+      const parquet = await readParquet(new Uint8Array(await (await env().get(`/api/v1/data/download/?station=${station}&output=parquet`)).arrayBuffer()));
+      const [time, temperature, humidity] = ['timestamp_utc', 'temperature_c_qc', 'humidity_rh_qc'].map((c) => parquet.columns.indexOf(c));
+      assert.equal(parquet.rows.length, expected.size, `${step}: Parquet readings`);
+      for (const row of parquet.rows) {
+        const at = new Date(Number(row[time!] as bigint) / 1000).toISOString();
+        assert.deepEqual([Number(row[temperature!]), Number(row[humidity!])], expected.get(at), `${step}: Parquet ${at} (QC_SEED=${seed})`);
       }
-      assert.equal(seen, expected.size, `${step}: readings read window by window`);
       for (const hours of [1 + Math.floor(random() * 3), 4 + Math.floor(random() * 4)]) {
         const { body } = await env().getJson(`/api/v1/data/historical/?station=${station}&hours=${hours}&qc=true`);
         for (const r of body.readings as { timestamp: string; temperature_c_qc: number; humidity_rh_qc: number }[]) {
