@@ -5,7 +5,7 @@ import type { PgPool } from '../../db/pool.js';
 import { parquetStream, type ParquetColumn } from '../../formats/parquet.js';
 import type { AsOf } from '../core/asOf.js';
 import {
-  CsvQcColumns, prefixWidth, qcColumnName, qcPrefixColumns, qcStreamsIn, readStarts, RecordFlagging, type FlaggedRecord, type QcPrefix, type QcRecord,
+  CsvQcColumns, prefixWidth, qcColumnName, qcPrefixColumns, qcStreamsIn, readStarts, RowFlagging, type FlaggedBatch, type QcPrefix, type RowBatch,
 } from '../core/qc/columns.js';
 import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import type { SeriesStart } from '../core/qc/series.js';
@@ -177,74 +177,60 @@ export async function streamParquetDownload(pool: PgPool, args: DownloadArgs, me
 
 /**
  * A Parquet download's row groups with their flags: each batch of rows as COPY gives it (the prefix
- * columns first), flagged and less the prefix and the rows a quality filter leaves out. Without lead, a
- * batch waits for the next, whose first row its last row's spike test looks at: the row groups keep
- * the size they have without flags.
+ * columns first), flagged, less the prefix and the rows a quality filter leaves out. Without lead a
+ * batch waits for the next (RowFlagging): the row groups keep the size they have without flags.
  */
 class ParquetFlags {
-  private readonly flagging: RecordFlagging;
-  private held: ColumnBatch | null = null;
+  private readonly flagging: RowFlagging<ColumnBatch>;
   private readonly width: number;
+  private readonly valueColumns: number[];
+  private readonly timeColumn: number;
 
-  constructor(starts: Map<string, SeriesStart>, private readonly prefix: QcPrefix, private readonly read: ParquetColumn[], private readonly stationId: string) {
+  constructor(starts: Map<string, SeriesStart>, private readonly prefix: QcPrefix, read: ParquetColumn[], stationId: string) {
     this.width = prefixWidth(prefix);
-    this.flagging = new RecordFlagging(starts, prefix.fields.length, prefix.lead);
+    this.flagging = new RowFlagging(starts, stationId);
+    this.timeColumn = this.width + read.findIndex((c) => c.name === 'timestamp_utc');
+    this.valueColumns = prefix.fields.map((f) => this.width + read.findIndex((c) => c.name === qcStreams[f]!.stream));
   }
 
   /** The row groups that can be written now, each its columns with the flags after them. */
   take(batch: ColumnBatch): ColumnValues[][] {
-    if (this.prefix.lead) return [this.group(batch, this.flagging.take(this.records(batch)))];
-    const ready = this.held;
-    this.held = batch;
-    if (!ready) {
-      this.pending = this.flagging.take(this.records(batch));
-      return [];
-    }
-    // The held batch's last row is flagged once this batch's first row is known.
-    const flagged = [...this.pending, ...this.flagging.take(this.records(batch))];
-    const mine = flagged.slice(0, ready.rows);
-    this.pending = flagged.slice(ready.rows);
-    return [this.group(ready, mine)];
+    return this.flagging.take(this.rows(batch)).map((f) => this.group(f));
   }
 
   finish(): ColumnValues[][] {
-    if (!this.held) return [];
-    const flagged = [...this.pending, ...this.flagging.finish()];
-    const last = this.held;
-    this.held = null;
-    return [this.group(last, flagged)];
+    return this.flagging.finish().map((f) => this.group(f));
   }
 
-  private pending: FlaggedRecord[] = [];
-
-  private records(batch: ColumnBatch): QcRecord[] {
-    const own = batch.columns.slice(this.width);
-    const station = this.read[0]!.name === 'station_id' ? own[0] : null;
-    const times = own[station ? 1 : 0] as bigint[];
-    const valueColumns = this.prefix.fields.map((f) => own[this.read.findIndex((c) => c.name === qcStreams[f]!.stream)]!);
-    const keep = this.prefix.keep ? batch.columns[0] : null;
+  private rows(batch: ColumnBatch): RowBatch<ColumnBatch> {
+    // Plain loops: a typed array's from() with a mapping function walks an iterator per value.
+    const doubles = (column: ColumnValues) => {
+      const out = new Float64Array(column.length);
+      for (let i = 0; i < column.length; i++) out[i] = (column[i] as number | null) ?? NaN;
+      return out;
+    };
+    const micros = batch.columns[this.timeColumn] as bigint[];
+    const times = new Float64Array(micros.length);
+    for (let i = 0; i < micros.length; i++) times[i] = Number(micros[i]!) / 1000;
     const lead = this.prefix.keep ? 1 : 0;
-    const records: QcRecord[] = [];
-    for (let i = 0; i < batch.rows; i++) {
-      records.push({
-        station: station ? (station[i] as string) : this.stationId,
-        time: Number(times[i]!) / 1000,
-        values: Float64Array.from(valueColumns, (c) => (c[i] as number | null) ?? NaN),
-        nextTime: this.prefix.lead ? ((batch.columns[lead]![i] as number | null) ?? NaN) : NaN,
-        nextValues: this.prefix.lead ? Float64Array.from(this.prefix.fields, (_, m) => (batch.columns[lead + 1 + m]![i] as number | null) ?? NaN) : null,
-        keep: keep ? keep[i] === 1 : true,
-        text: '',
-      });
-    }
-    return records;
+    return {
+      times, values: this.valueColumns.map((c) => doubles(batch.columns[c]!)), payload: batch,
+      ...(this.prefix.lead ? {
+        stations: batch.columns[this.width] as string[],
+        next: { times: doubles(batch.columns[lead]!), values: this.prefix.fields.map((_, m) => doubles(batch.columns[lead + 1 + m]!)) },
+      } : {}),
+    };
   }
 
   /** A batch's columns without the prefix and the rows left out, with each metric's flags after them. */
-  private group(batch: ColumnBatch, flagged: FlaggedRecord[]): ColumnValues[] {
-    const kept = flagged.map((f) => f.record.keep);
-    const all = kept.every(Boolean);
-    const own = batch.columns.slice(this.width).map((c) => (all ? c : c.filter((_, i) => kept[i])));
-    const flags = this.prefix.fields.map((_, m) => flagged.filter((f) => f.record.keep).map((f) => f.aggregate[m]!));
-    return [...own, ...flags];
+  private group({ batch: { payload }, flags }: FlaggedBatch<ColumnBatch>): ColumnValues[] {
+    const keep = this.prefix.keep ? payload.columns[0]! : null;
+    const kept = (column: ColumnValues) => (keep ? column.filter((_, i) => keep[i] === 1) : column);
+    const numbers = (flags: Uint8Array) => {
+      const out = new Array<number>(flags.length);
+      for (let i = 0; i < flags.length; i++) out[i] = flags[i]!;
+      return out;
+    };
+    return [...payload.columns.slice(this.width).map(kept), ...flags.map((f) => kept(numbers(f.aggregate)))];
   }
 }

@@ -2,7 +2,7 @@ import { copyOut, type CopyQuery } from '../../db/copyOut.js';
 import type { PgPool } from '../../db/pool.js';
 import { JsonArrayStream } from '../../formats/jsonArrayStream.js';
 import type { AsOf } from '../core/asOf.js';
-import { prefixWidth, qcPrefixColumns, readStarts, RecordFlagging, type FlaggedRecord, type QcPrefix, type QcRecord } from '../core/qc/columns.js';
+import { prefixWidth, qcPrefixColumns, readStarts, RowFlagging, type FlaggedBatch, type QcPrefix } from '../core/qc/columns.js';
 import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import type { SeriesStart } from '../core/qc/series.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
@@ -68,10 +68,11 @@ export async function streamHistorical(pool: PgPool, args: HistoricalArgs): Prom
 /**
  * The rows of a flagged history (the prefix, each metric's value, then the reading's JSON, tab-separated)
  * as the readings' JSON with their QARTOD flags: `<field>_qc` per measured field (its aggregate flag),
- * then `qc`, each tested field's flag per test. A row waits for the next, which its spike test looks at.
+ * then `qc`, each tested field's flag per test. A chunk's rows wait for the next chunk, whose first row
+ * the last one's spike test looks at.
  */
 class FlaggedJsonRows {
-  private flagging: RecordFlagging | null = null;
+  private flagging: RowFlagging<{ json: string[]; keep: Uint8Array | null }> | null = null;
   private readonly width: number;
 
   constructor(private readonly prefix: QcPrefix, private readonly stationId: string) {
@@ -79,41 +80,51 @@ class FlaggedJsonRows {
   }
 
   start(starts: Map<string, SeriesStart>): void {
-    this.flagging = new RecordFlagging(starts, this.prefix.fields.length, false, true);
+    this.flagging = new RowFlagging(starts, this.stationId);
   }
 
   take(lines: string[]): string[] {
-    return this.written(this.flagging!.take(lines.map((line) => this.parse(line))));
+    return this.written(this.flagging!.take(this.parsed(lines)));
   }
 
   finish(): string[] {
     return this.written(this.flagging!.finish());
   }
 
-  private parse(line: string): QcRecord {
-    const fields = line.split('\t');
-    const json = fields.at(-1)!;
-    const at = this.width;
-    return {
-      station: this.stationId,
-      time: Date.parse(json.slice(timestampAt, timestampAt + 24)),
-      values: Float64Array.from(this.prefix.fields, (_, m) => (fields[at + m] === '\\N' ? NaN : Number(fields[at + m]))),
-      nextTime: NaN,
-      nextValues: null,
-      keep: this.prefix.keep ? fields[0] === '1' : true,
-      text: json,
-    };
+  private parsed(lines: string[]) {
+    const n = lines.length;
+    const metrics = this.prefix.fields.length;
+    const times = new Float64Array(n);
+    const values = Array.from({ length: metrics }, () => new Float64Array(n));
+    const json = new Array<string>(n);
+    const keep = this.prefix.keep ? new Uint8Array(n) : null;
+    lines.forEach((line, r) => {
+      const fields = line.split('\t');
+      json[r] = fields.at(-1)!;
+      times[r] = Date.parse(json[r]!.slice(timestampAt, timestampAt + 24));
+      for (let m = 0; m < metrics; m++) {
+        const field = fields[this.width + m]!;
+        values[m]![r] = field === '\\N' ? NaN : Number(field);
+      }
+      if (keep) keep[r] = fields[0] === '1' ? 1 : 0;
+    });
+    return { times, values, payload: { json, keep } };
   }
 
-  private written(flagged: FlaggedRecord[]): string[] {
-    return flagged.filter((f) => f.record.keep).map(({ record, aggregate, tests }) => {
-      const fields = this.prefix.fields.map((f, m) => `"${qcStreams[f]!.field}_qc":${aggregate[m]}`);
-      const named = this.prefix.fields.flatMap((f, m) => {
-        const entries = Object.entries(tests![m]!);
-        return entries.length ? [`"${qcStreams[f]!.field}":{${entries.map(([test, flag]) => `"${test}":${flag}`).join(',')}}`] : [];
-      });
-      return `${record.text.slice(0, -1)},${fields.join(',')},"qc":{${named.join(',')}}}`;
-    });
+  private written(flagged: FlaggedBatch<{ json: string[]; keep: Uint8Array | null }>[]): string[] {
+    const out: string[] = [];
+    for (const { batch: { payload: { json, keep } }, flags } of flagged) {
+      for (let r = 0; r < json.length; r++) {
+        if (keep && !keep[r]) continue;
+        const fields = this.prefix.fields.map((f, m) => `"${qcStreams[f]!.field}_qc":${flags[m]!.aggregate[r]}`);
+        const named = this.prefix.fields.flatMap((f, m) => {
+          const entries = Object.entries(flags[m]!.tests);
+          return entries.length ? [`"${qcStreams[f]!.field}":{${entries.map(([test, flag]) => `"${test}":${flag[r]}`).join(',')}}`] : [];
+        });
+        out.push(`${json[r]!.slice(0, -1)},${fields.join(',')},"qc":{${named.join(',')}}}`);
+      }
+    }
+    return out;
   }
 }
 

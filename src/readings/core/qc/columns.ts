@@ -3,7 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type pg from 'pg';
 import type { AsOf } from '../asOf.js';
 import { qcStreams, type QcConfig, type QcTest } from './config.js';
-import type { MetricFlags } from './flagger.js';
+import type { MetricFlags, Successor, Successors } from './flagger.js';
 import { readSeriesStart, type QcRange, type SeriesStart } from './series.js';
 import type { SeriesSpacings } from './spacings.js';
 
@@ -57,83 +57,96 @@ export async function readStarts(
   return starts;
 }
 
-/** A row of a flagged read: its station, time (ms), values of the metrics flagged, successor (with lead), whether it is answered, and its own text. */
-export type QcRecord = {
-  station: string; time: number; values: Float64Array; nextTime: number; nextValues: Float64Array | null; keep: boolean; text: string;
+/**
+ * A batch of a flagged read's rows, in their order, column by column: time (ms), each flagged metric's
+ * value (NaN for none), and with lead each row's station and successor (its time NaN for a station's
+ * last row of the read). `payload` is what the reader answers with, carried along.
+ */
+export type RowBatch<P> = {
+  times: Float64Array; values: Float64Array[]; payload: P;
+  stations?: string[]; next?: Successors;
 };
 
-/** A row with its flags, per metric flagged: the aggregate, and each test's. */
-export type FlaggedRecord = { record: QcRecord; aggregate: Uint8Array; tests: Partial<Record<QcTest, number>>[] | null };
+/** A batch with its flags, per metric flagged: each row's aggregate, and each test's. */
+export type FlaggedBatch<P> = { batch: RowBatch<P>; flags: MetricFlags[] };
 
 /**
- * Flags the rows of a read in their order, each station's by its SeriesFlagger: a batch of rows at a
- * time, grouped by station. Without lead, the last row read waits for the next, which its spike test
- * looks at, and the read's last takes the reading after the range.
+ * Flags the rows of a read in their order, each station's by its SeriesFlagger, a batch at a time.
+ * Without lead (one station), a batch waits for the next, whose first row its last row's spike test
+ * looks at, and the read's last batch takes the reading after the range. With lead, a batch's rows
+ * are flagged at once, each station's gathered, a station's last row followed by the reading after the
+ * range.
  */
-export class RecordFlagging {
-  private held: QcRecord | null = null;
+export class RowFlagging<P> {
+  private held: RowBatch<P> | null = null;
 
-  constructor(private readonly starts: Map<string, SeriesStart>, private readonly width: number, private readonly lead: boolean, private readonly withTests = false) {}
+  constructor(private readonly starts: Map<string, SeriesStart>, private readonly stationId: string) {}
 
-  /** The rows that can be flagged now, with their flags, in order. */
-  take(records: QcRecord[]): FlaggedRecord[] {
-    if (this.lead) return this.flagged(records);
-    if (records.length === 0) return [];
-    const all = this.held ? [this.held, ...records] : records;
-    this.held = all.pop()!;
-    for (let i = 0; i < all.length; i++) {
-      all[i]!.nextTime = all[i + 1]?.time ?? this.held.time;
-      all[i]!.nextValues = (all[i + 1] ?? this.held).values;
-    }
-    return this.flagged(all);
+  /** The batches that can be flagged now, with their flags, in order. */
+  take(batch: RowBatch<P>): FlaggedBatch<P>[] {
+    if (batch.stations) return [{ batch, flags: this.gathered(batch) }];
+    if (batch.times.length === 0) return [];
+    const held = this.held;
+    this.held = batch;
+    return held ? [this.flagged(held, { time: batch.times[0]!, values: batch.values.map((v) => v[0]!) })] : [];
   }
 
-  /** The rows still held, flagged: at the end of the read. */
-  finish(): FlaggedRecord[] {
-    const last = this.held;
+  /** The batch still held, flagged: at the end of the read. */
+  finish(): FlaggedBatch<P>[] {
+    const held = this.held;
     this.held = null;
-    return last ? this.flagged([last]) : [];
+    const after = this.start(this.stationId).after;
+    return held ? [this.flagged(held, after ?? { time: NaN, values: held.values.map(() => NaN) })] : [];
   }
 
-  private flagged(records: QcRecord[]): FlaggedRecord[] {
-    const out: FlaggedRecord[] = records.map((record) => ({ record, aggregate: new Uint8Array(this.width), tests: this.withTests ? [] : null }));
+  private start(station: string): SeriesStart {
+    const start = this.starts.get(station);
+    if (!start) throw new Error(`no flags for station ${station}`);
+    return start;
+  }
+
+  private flagged(batch: RowBatch<P>, after: Successor): FlaggedBatch<P> {
+    return { batch, flags: this.start(this.stationId).flagger.flag({ times: batch.times, values: batch.values, after }) };
+  }
+
+  /** A batch of several stations' rows flagged: each station's rows gathered, flagged, and put back in place. */
+  private gathered(batch: RowBatch<P>): MetricFlags[] {
+    const n = batch.times.length;
+    const width = batch.values.length;
+    const out: MetricFlags[] = batch.values.map(() => ({ tests: {}, aggregate: new Uint8Array(n) }));
     const byStation = new Map<string, number[]>();
-    records.forEach((r, i) => {
-      const list = byStation.get(r.station);
+    batch.stations!.forEach((station, i) => {
+      const list = byStation.get(station);
       if (list) list.push(i);
-      else byStation.set(r.station, [i]);
+      else byStation.set(station, [i]);
     });
-    for (const [station, indexes] of byStation) {
-      const start = this.starts.get(station);
-      if (!start) throw new Error(`no flags for station ${station}`);
-      const n = indexes.length;
-      const times = new Float64Array(n);
-      const nextTimes = new Float64Array(n);
-      const values = Array.from({ length: this.width }, () => new Float64Array(n));
-      const nextValues = Array.from({ length: this.width }, () => new Float64Array(n));
-      indexes.forEach((at, k) => {
-        const r = records[at]!;
-        times[k] = r.time;
-        // A row with no successor in the read (the last of its station) is followed by the reading after the range.
-        const next = Number.isNaN(r.nextTime) ? start.after : null;
-        nextTimes[k] = next ? next.time : r.nextTime;
-        for (let m = 0; m < this.width; m++) {
-          values[m]![k] = r.values[m]!;
-          nextValues[m]![k] = next ? next.values[m]! : r.nextValues?.[m] ?? NaN;
-        }
+    for (const [station, rows] of byStation) {
+      const { flagger, after } = this.start(station);
+      const pick = (column: Float64Array) => {
+        const out = new Float64Array(rows.length);
+        for (let k = 0; k < rows.length; k++) out[k] = column[rows[k]!]!;
+        return out;
+      };
+      const nextTimes = pick(batch.next!.times);
+      const nextValues = batch.next!.values.map(pick);
+      // A station's last row of the read is followed by the reading after the range.
+      rows.forEach((_, k) => {
+        if (!Number.isNaN(nextTimes[k]!)) return;
+        nextTimes[k] = after?.time ?? NaN;
+        for (let m = 0; m < width; m++) nextValues[m]![k] = after?.values[m] ?? NaN;
       });
-      const flags = start.flagger.flag({ times, values, next: { times: nextTimes, values: nextValues } });
-      indexes.forEach((at, k) => {
-        const o = out[at]!;
-        for (let m = 0; m < this.width; m++) o.aggregate[m] = flags[m]!.aggregate[k]!;
-        if (o.tests) o.tests = flags.map((f) => testsAt(f, k));
+      const flags = flagger.flag({ times: pick(batch.times), values: batch.values.map(pick), next: { times: nextTimes, values: nextValues } });
+      flags.forEach((f, m) => {
+        rows.forEach((i, k) => { out[m]!.aggregate[i] = f.aggregate[k]!; });
+        for (const [test, values] of Object.entries(f.tests) as [QcTest, Uint8Array][]) {
+          const all = (out[m]!.tests[test] ??= new Uint8Array(n));
+          rows.forEach((i, k) => { all[i] = values[k]!; });
+        }
       });
     }
     return out;
   }
 }
-
-const testsAt = (flags: MetricFlags, k: number) => Object.fromEntries(Object.entries(flags.tests).map(([test, f]) => [test, f[k]!])) as Partial<Record<QcTest, number>>;
 
 /** A number in a CSV field as COPY writes a float8 (empty for NULL): NaN for none. */
 const numberOf = (text: string) => (text === '' ? NaN : Number(text));
@@ -161,6 +174,9 @@ export type CsvLayout = QcPrefix & {
   valueFields: readonly number[];
 };
 
+/** A CSV download's rows of a chunk: each record's own text, and whether the answer keeps it. */
+type CsvPayload = { texts: string[]; keep: Uint8Array | null };
+
 /**
  * Turns the CSV records COPY writes (the prefix of QcPrefix, then the download's own fields) into the
  * download's records followed by each metric's aggregate flag, one column per metric flagged (after
@@ -170,7 +186,7 @@ export type CsvLayout = QcPrefix & {
 export class CsvQcColumns extends Transform {
   private readonly decoder = new StringDecoder('utf8');
   private carry = '';
-  private flagging: RecordFlagging | null = null;
+  private flagging: RowFlagging<CsvPayload> | null = null;
   private readonly width: number;
   private readonly own: number;
 
@@ -182,25 +198,25 @@ export class CsvQcColumns extends Transform {
 
   /** The flaggers of the read's stations, read in its snapshot. */
   start(starts: Map<string, SeriesStart>): void {
-    this.flagging = new RecordFlagging(starts, this.layout.fields.length, this.layout.lead);
+    this.flagging = new RowFlagging(starts, this.layout.stationId);
   }
 
   override _transform(chunk: Buffer | string, _encoding: BufferEncoding, callback: TransformCallback): void {
     try {
       const text = this.carry + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
-      const records: QcRecord[] = [];
+      const records: string[] = [];
       let start = 0;
       let quoted = false;
       for (let i = 0; i < text.length; i++) {
         const c = text.charCodeAt(i);
         if (c === 0x22) quoted = !quoted;
         else if (c === 0x0a && !quoted) {
-          records.push(this.parse(text.slice(start, i)));
+          records.push(text.slice(start, i));
           start = i + 1;
         }
       }
       this.carry = text.slice(start);
-      callback(null, this.written(this.flagging!.take(records)) || undefined);
+      callback(null, this.written(this.flagging!.take(this.parsed(records))) || undefined);
     } catch (error) {
       callback(error as Error);
     }
@@ -208,34 +224,54 @@ export class CsvQcColumns extends Transform {
 
   override _flush(callback: TransformCallback): void {
     try {
-      const last = this.carry ? this.flagging!.take([this.parse(this.carry)]) : [];
+      const last = this.carry ? this.flagging!.take(this.parsed([this.carry])) : [];
       callback(null, this.written([...last, ...this.flagging!.finish()]));
     } catch (error) {
       callback(error as Error);
     }
   }
 
-  private parse(line: string): QcRecord {
+  /** The records as a batch: the prefix read off, the time and the flagged metrics' values read from their fields. */
+  private parsed(records: string[]): RowBatch<CsvPayload> {
     const { layout } = this;
-    const prefix = leadingFields(line, this.width);
-    const text = line.slice(prefix.rest);
-    const own = leadingFields(text, this.own).fields;
-    const keep = layout.keep ? prefix.fields[0] === '1' : true;
-    const lead = layout.keep ? 1 : 0;
-    return {
-      station: layout.withStation ? own[0]! : layout.stationId,
-      time: Date.parse(own[layout.withStation ? 1 : 0]!),
-      values: Float64Array.from(layout.valueFields, (f) => numberOf(own[f]!)),
-      nextTime: layout.lead ? numberOf(prefix.fields[lead]!) : NaN,
-      nextValues: layout.lead ? Float64Array.from(layout.fields, (_, m) => numberOf(prefix.fields[lead + 1 + m]!)) : null,
-      keep,
-      text,
-    };
+    const n = records.length;
+    const metrics = layout.fields.length;
+    const times = new Float64Array(n);
+    const values = Array.from({ length: metrics }, () => new Float64Array(n));
+    const texts = new Array<string>(n);
+    const keep = layout.keep ? new Uint8Array(n) : null;
+    const stations = layout.withStation ? new Array<string>(n) : undefined;
+    const next = layout.lead ? { times: new Float64Array(n), values: Array.from({ length: metrics }, () => new Float64Array(n)) } : undefined;
+    const leadAt = layout.keep ? 1 : 0;
+    for (let r = 0; r < n; r++) {
+      const line = records[r]!;
+      const prefix = leadingFields(line, this.width);
+      const text = line.slice(prefix.rest);
+      const own = leadingFields(text, this.own).fields;
+      texts[r] = text;
+      if (keep) keep[r] = prefix.fields[0] === '1' ? 1 : 0;
+      if (stations) stations[r] = own[0]!;
+      times[r] = Date.parse(own[layout.withStation ? 1 : 0]!);
+      for (let m = 0; m < metrics; m++) values[m]![r] = numberOf(own[layout.valueFields[m]!]!);
+      if (next) {
+        next.times[r] = numberOf(prefix.fields[leadAt]!);
+        for (let m = 0; m < metrics; m++) next.values[m]![r] = numberOf(prefix.fields[leadAt + 1 + m]!);
+      }
+    }
+    return { times, values, payload: { texts, keep }, stations, next };
   }
 
-  private written(flagged: FlaggedRecord[]): string {
+  private written(flagged: FlaggedBatch<CsvPayload>[]): string {
     let out = '';
-    for (const { record, aggregate } of flagged) if (record.keep) out += `${record.text},${aggregate.join(',')}\n`;
+    for (const { batch, flags } of flagged) {
+      const { texts, keep } = batch.payload;
+      for (let r = 0; r < texts.length; r++) {
+        if (keep && !keep[r]) continue;
+        let line = texts[r]!;
+        for (const f of flags) line += `,${f.aggregate[r]}`;
+        out += `${line}\n`;
+      }
+    }
     return out;
   }
 }
