@@ -80,7 +80,7 @@ class FlaggedJsonRows {
   }
 
   start(starts: Map<string, SeriesStart>): void {
-    this.flagging = new RowFlagging(starts, this.stationId);
+    this.flagging = new RowFlagging(starts, this.stationId, 'all');
   }
 
   take(lines: string[]): string[] {

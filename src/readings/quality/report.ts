@@ -36,7 +36,7 @@ export async function qualityReport(pool: PgPool, args: ReportArgs, config: QcCo
   const end = Math.max(start, Math.min(Date.parse(`${args.to}T00:00:00Z`) + day, args.now));
   const report = new ReportTally(start, end, args.intervalSeconds, config);
   await readInOneSnapshot(pool, async (client) => {
-    for await (const batch of flaggedReadings(client, args.stationId, config, report.fields, { from: iso(start), to: iso(end) }, undefined, args.spacings)) report.add(batch);
+    for await (const batch of flaggedReadings(client, args.stationId, config, report.fields, { from: iso(start), to: iso(end) }, { spacings: args.spacings, kept: ['spike_test'] })) report.add(batch);
   });
   const expected = expectedIn(end - start, args.intervalSeconds);
   return {
@@ -150,28 +150,32 @@ class ReportTally {
    * the first reading on; those lasting at least `threshold` seconds are flat-line episodes.
    */
   private flat(stream: string, values: Float64Array, times: Float64Array, tolerance: number, threshold: number): void {
-    let run = this.runs.get(stream) ?? null;
+    const run = this.runs.get(stream) ?? null;
+    if (!run && values.length === 0) return;
+    // The run in locals while the readings pass, written back where it ends and after the last.
+    let open = run !== null;
+    let { first, last, readings, min, max, value } = run ?? { first: 0, last: 0, readings: 0, min: 0, max: 0, value: 0 };
     for (let i = 0; i < values.length; i++) {
       const x = values[i]!;
       if (x !== x) continue;
-      if (run) {
-        const min = x < run.min ? x : run.min;
-        const max = x > run.max ? x : run.max;
-        if (max - min < tolerance) {
-          run.min = min;
-          run.max = max;
-          run.last = times[i]!;
-          run.readings++;
+      if (open) {
+        const low = x < min ? x : min;
+        const high = x > max ? x : max;
+        if (high - low < tolerance) {
+          min = low;
+          max = high;
+          last = times[i]!;
+          readings++;
           continue;
         }
-        this.closeRun(stream, run, threshold);
-        // The run's object starts the next run (a run per reading in noisy data).
-        run.first = run.last = times[i]!;
-        run.readings = 1;
-        run.min = run.max = run.value = x;
-      } else run = { first: times[i]!, last: times[i]!, readings: 1, min: x, max: x, value: x };
+        if ((last - first) / 1000 >= threshold) this.closeRun(stream, { first, last, readings, min, max, value }, threshold);
+      }
+      open = true;
+      first = last = times[i]!;
+      readings = 1;
+      min = max = value = x;
     }
-    this.runs.set(stream, run);
+    this.runs.set(stream, open ? { first, last, readings, min, max, value } : null);
   }
 
   private closeRun(stream: string, run: Run | null, threshold = this.config.streams[stream]?.qartod.flat_line_test?.suspect_threshold ?? Infinity): void {

@@ -3,7 +3,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type pg from 'pg';
 import type { AsOf } from '../asOf.js';
 import { qcStreams, type QcConfig, type QcTest } from './config.js';
-import type { MetricFlags, Successor, Successors } from './flagger.js';
+import type { KeptTests, MetricFlags, Successor, Successors } from './flagger.js';
 import { readSeriesStart, type QcRange, type SeriesStart } from './series.js';
 import type { SeriesSpacings } from './spacings.js';
 
@@ -80,7 +80,8 @@ export type FlaggedBatch<P> = { batch: RowBatch<P>; flags: MetricFlags[] };
 export class RowFlagging<P> {
   private held: RowBatch<P> | null = null;
 
-  constructor(private readonly starts: Map<string, SeriesStart>, private readonly stationId: string) {}
+  /** `kept`: the tests whose own flags the read gives beside the aggregate. */
+  constructor(private readonly starts: Map<string, SeriesStart>, private readonly stationId: string, private readonly kept: KeptTests = []) {}
 
   /** The batches that can be flagged now, with their flags, in order. */
   take(batch: RowBatch<P>): FlaggedBatch<P>[] {
@@ -106,7 +107,7 @@ export class RowFlagging<P> {
   }
 
   private flagged(batch: RowBatch<P>, after: Successor): FlaggedBatch<P> {
-    return { batch, flags: this.start(this.stationId).flagger.flag({ times: batch.times, values: batch.values, after }) };
+    return { batch, flags: this.start(this.stationId).flagger.flag({ times: batch.times, values: batch.values, after }, this.kept) };
   }
 
   /** A batch of several stations' rows flagged: each station's rows gathered, flagged, and put back in place. */
@@ -135,7 +136,7 @@ export class RowFlagging<P> {
         nextTimes[k] = after?.time ?? NaN;
         for (let m = 0; m < width; m++) nextValues[m]![k] = after?.values[m] ?? NaN;
       });
-      const flags = flagger.flag({ times: pick(batch.times), values: batch.values.map(pick), next: { times: nextTimes, values: nextValues } });
+      const flags = flagger.flag({ times: pick(batch.times), values: batch.values.map(pick), next: { times: nextTimes, values: nextValues } }, this.kept);
       flags.forEach((f, m) => {
         rows.forEach((i, k) => { out[m]!.aggregate[i] = f.aggregate[k]!; });
         for (const [test, values] of Object.entries(f.tests) as [QcTest, Uint8Array][]) {

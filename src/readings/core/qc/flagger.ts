@@ -19,7 +19,10 @@ export type Successors = { times: Float64Array; values: Float64Array[] };
 /** The reading after a batch: its time (NaN: none, the batch ends the series) and per metric flagged its value. */
 export type Successor = { time: number; values: ArrayLike<number> };
 
-/** One metric's flags over a batch: each test's, and their aggregate by QARTOD's precedence. */
+/** Which tests' own flags a read keeps beside the aggregate: all of them, or those named. */
+export type KeptTests = 'all' | readonly QcTest[];
+
+/** One metric's flags over a batch: each test's (those kept), and their aggregate by QARTOD's precedence. */
 export type MetricFlags = { tests: Partial<Record<QcTest, Uint8Array>>; aggregate: Uint8Array };
 
 /** The readings before the first to be flagged, oldest first: as many as the flat-line test looks back over, fewer at the series' start. */
@@ -71,11 +74,11 @@ export class SeriesFlagger {
     }
   }
 
-  /** The flags of the next readings of the series, per metric in `fields`' order. */
-  flag(batch: ReadingBatch): MetricFlags[] {
+  /** The flags of the next readings of the series, per metric in `fields`' order: the aggregate, and the tests' own in `kept`. */
+  flag(batch: ReadingBatch, kept: KeptTests = 'all'): MetricFlags[] {
     const n = batch.times.length;
     const gaps = this.timeGaps(batch);
-    const flags = this.metrics.map((metric, m) => metric.flag(batch, m, this.position, this.previousTime, gaps));
+    const flags = this.metrics.map((metric, m) => metric.flag(batch, m, this.position, this.previousTime, gaps, kept));
     this.position += n;
     if (n > 0) this.previousTime = batch.times[n - 1]!;
     return flags;
@@ -135,9 +138,10 @@ class MetricState {
   /**
    * The flags of metric `m` of the batch's readings, the first at `start` in the series, after a reading
    * at `previousTime` (NaN: the batch starts the series); `gaps` gives the time-gap test's flags. One
-   * loop per test over the batch's arrays, as qartod.ts runs them over a series.
+   * loop per test over the batch's arrays, as qartod.ts runs them over a series; the tests' own flags
+   * are given for those in `kept`.
    */
-  flag(batch: ReadingBatch, m: number, start: number, previousTime: number, gaps: (spanMs: number) => Uint8Array): MetricFlags {
+  flag(batch: ReadingBatch, m: number, start: number, previousTime: number, gaps: (spanMs: number) => Uint8Array, kept: KeptTests): MetricFlags {
     const n = batch.times.length;
     const values = batch.values[m]!;
     const t = this.tests;
@@ -151,7 +155,9 @@ class MetricState {
       if (test === 'time_gap_test' && t.time_gap_test) tests[test] = gaps(Math.trunc((t.time_gap_test.fail_span ?? 2) * 3600) * 1000);
     }
     if (n > 0) this.previous = values[n - 1]!;
-    return { tests, aggregate: aggregateFlags(Object.values(tests), n) };
+    const aggregate = aggregateFlags(Object.values(tests), n);
+    if (kept !== 'all') for (const test of qcTests) if (!kept.includes(test)) delete tests[test];
+    return { tests, aggregate };
   }
 
   /** Suspect, then fail, where the window of each threshold's readings lies within the flat stretch; missing where there is no value. */

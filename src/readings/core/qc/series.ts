@@ -7,7 +7,7 @@ import { readCopyRow } from '../../../db/copyRow.js';
 import type { AsOf } from '../asOf.js';
 import { to as copyTo } from 'pg-copy-streams';
 import { qcStreams, type QcConfig } from './config.js';
-import { lookBack, SeriesFlagger, type MetricFlags, type SeriesContext } from './flagger.js';
+import { lookBack, SeriesFlagger, type KeptTests, type MetricFlags, type SeriesContext } from './flagger.js';
 import { wholeSeriesFacts, type SeriesSpacings } from './spacings.js';
 
 /** A range of readings' timestamps (ISO instants): from `from` (or after `after`) up to `to`, exclusive. */
@@ -101,13 +101,15 @@ const batchesAhead = 4;
 
 /**
  * The station's readings in `range`, in time order, with their flags for `fields` (indexes into
- * qcStreams), batch by batch: one pass over the rows on `client`, which should hold one snapshot for
+ * qcStreams: the aggregate, and the tests' own in `kept`), batch by batch: one pass over the rows on `client`, which should hold one snapshot for
  * this and readSeriesStart (readInOneSnapshot). Each reading waits for the next to be read, which its
  * spike test looks at; the last takes the reading after the range.
  */
 export async function* flaggedReadings(
-  client: pg.ClientBase, stationId: string, config: QcConfig, fields: readonly number[], range: QcRange, asOf?: AsOf, spacings?: SeriesSpacings,
+  client: pg.ClientBase, stationId: string, config: QcConfig, fields: readonly number[], range: QcRange,
+  options: { asOf?: AsOf; spacings?: SeriesSpacings; kept?: KeptTests } = {},
 ): AsyncGenerator<FlaggedBatch> {
+  const { asOf, spacings, kept = [] } = options;
   const { flagger, after } = await readSeriesStart(client, stationId, config, fields, range, asOf, spacings);
   const statement = new Statement();
   const source = sourceOf(statement, stationId, asOf);
@@ -120,14 +122,14 @@ export async function* flaggedReadings(
   copy.pipe(rows);
   let held: FloatBatch | null = null;
   for await (const batch of rows as AsyncIterable<FloatBatch>) {
-    if (held) yield flagHeld(flagger, held, batch.times[0]!, batch.columns.map((c) => c[0]!));
+    if (held) yield flagHeld(flagger, held, batch.times[0]!, batch.columns.map((c) => c[0]!), kept);
     held = batch;
   }
-  if (held) yield flagHeld(flagger, held, after?.time ?? NaN, fields.map((_, i) => after?.values[i] ?? NaN));
+  if (held) yield flagHeld(flagger, held, after?.time ?? NaN, fields.map((_, i) => after?.values[i] ?? NaN), kept);
 }
 
 /** A batch's flags, its last reading followed by the reading at `nextTime` (NaN: none). */
-function flagHeld(flagger: SeriesFlagger, batch: FloatBatch, nextTime: number, nextValues: number[]): FlaggedBatch {
-  const flags = flagger.flag({ times: batch.times, values: batch.columns, after: { time: nextTime, values: nextValues } });
+function flagHeld(flagger: SeriesFlagger, batch: FloatBatch, nextTime: number, nextValues: number[], kept: KeptTests): FlaggedBatch {
+  const flags = flagger.flag({ times: batch.times, values: batch.columns, after: { time: nextTime, values: nextValues } }, kept);
   return { times: batch.times, values: batch.columns, flags };
 }
