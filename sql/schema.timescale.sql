@@ -927,6 +927,17 @@ begin
   end if;
 end $function$
 
+CREATE OR REPLACE FUNCTION public.envmon_local_iso(at timestamp with time zone, zone text)
+ RETURNS text
+ LANGUAGE sql
+ STABLE PARALLEL SAFE STRICT
+AS $function$
+  select to_char(at at time zone zone, 'YYYY-MM-DD"T"HH24:MI:SS')
+    || case when o < interval '0' then '-' else '+' end
+    || to_char(abs(extract(epoch from o))::int / 3600, 'FM00') || ':' || to_char(abs(extract(epoch from o))::int / 60 % 60, 'FM00')
+  from (select (at at time zone zone) - (at at time zone 'UTC') as o) offsets
+$function$
+
 CREATE OR REPLACE FUNCTION public.envmon_readings_as_of(stations text[], first_ts timestamp with time zone, end_ts timestamp with time zone, as_of timestamp with time zone)
  RETURNS SETOF readings
  LANGUAGE sql

@@ -87,11 +87,12 @@ describeEngines('the OpenAPI document', (env) => {
     const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
     const discovery = (await env().getJson('/api/v1/')).body;
     assert.equal(operations.length, Object.keys(discovery.endpoints).length);
-    assert.equal(operations.length, 35);
+    assert.equal(operations.length, 36);
     const param = (p: string, name: string) => document.paths[p]!.get!.parameters!.find((x) => x.name === name)!;
     // No DEFAULT_STATION here: the station is required wherever api.md allows a default.
     assert.equal(param('/api/v1/data/historical/', 'station').required, true);
     assert.equal(param('/api/v1/data/aggregate/', 'station').required, true);
+    assert.equal(param('/api/v1/data/profile/', 'station').required, true);
     assert.equal(param('/api/v1/data/download/', 'station').required, false, 'station or stations');
     assert.match(param('/api/v1/data/compare/', 'stations').schema.pattern ?? '', /\{0,9\}/);
     assert.equal(param('/api/v1/data/historical/', 'hours').schema.default, 24);
@@ -140,7 +141,7 @@ describeEngines('the OpenAPI document', (env) => {
           case 'integer':
             return fc.integer({ min: schema.minimum ?? -100_000, max: schema.maximum ?? 10_000_000 });
           case 'number':
-            return fc.double({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true });
+            return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
           case 'boolean':
             return fc.boolean();
           case 'array':
@@ -166,6 +167,7 @@ describeEngines('the OpenAPI document', (env) => {
       const schema = resolve(raw);
       if (schema.enum) return 'not-one-of-them';
       if (typesOf(schema).includes('integer')) return schema.minimum !== undefined ? String(schema.minimum - 1) : 'twelve';
+      if (typesOf(schema).includes('number')) return schema.maximum !== undefined ? String(schema.maximum + 1) : 'twelve';
       if (schema.format === 'date') return '2026-02-30';
       if (schema.pattern) return ['!', ' ', '%', 'a,,b'].find((v) => !new RegExp(schema.pattern!).test(v));
       return undefined;

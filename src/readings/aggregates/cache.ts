@@ -138,7 +138,7 @@ export function createAggregateReader(db: Db, maxBytes: number): (args: Aggregat
   // On a current read replica when there is one: the version and the answer come from the same server, so
   // an answer is never kept under a version its rows do not have.
   const attempt = (args: AggregateArgs, output: AggregateOutput, last: boolean) => db.replicas.prefer(async ({ readPool }) => {
-    const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics)].join('\u0000');
+    const key = [args.stationId, args.period, args.from ?? '', args.to ?? '', args.quality ?? '', columnsKey(args.metrics), args.tz ?? '', args.percentiles?.join(',') ?? '', args.minCoverage ?? ''].join('\u0000');
     // The interval is part of the version: an operator's new interval changes every bucket's coverage.
     const state = (await stationState.rows(readPool, [args.stationId]))[0];
     const seenAt = new Date();

@@ -1,11 +1,15 @@
 import { rollupMetrics, type RollupMetric } from '../reading.js';
+import { percentileName } from '../core/params.js';
 
 /** What an aggregate gives of a metric per bucket: values counted, mean, min, max, sample standard deviation. */
 export const metricStats = ['count', 'mean', 'min', 'max', 'sd'] as const;
 export type MetricStat = (typeof metricStats)[number];
 
-/** One column of an aggregate beside period_start and count, named `<metric>_<stat>`. */
-export type AggregateColumn = { metric: RollupMetric; stat: MetricStat; name: string };
+/**
+ * One column of an aggregate beside period_start and count, named `<metric>_<stat>`, or `<metric>_pNN`
+ * for a percentile.
+ */
+export type AggregateColumn = { metric: RollupMetric; stat: MetricStat; name: string } | { metric: RollupMetric; stat: 'percentile'; percentile: number; name: string };
 
 const column = (metric: RollupMetric, stat: MetricStat): AggregateColumn => ({ metric, stat, name: `${metric}_${stat}` });
 
@@ -19,14 +23,38 @@ export const defaultAggregateColumns: readonly AggregateColumn[] = [
   column('temperature_c', 'sd'), column('humidity_rh', 'sd'), column('pressure_hpa', 'sd'), column('pm2_5', 'sd'),
 ];
 
-/** The columns of an aggregate that asks for `metrics`: each one's five statistics, in the order of rollupMetrics. */
-export function columnsOf(metrics: readonly RollupMetric[] | undefined): readonly AggregateColumn[] {
-  if (!metrics) return defaultAggregateColumns;
-  return rollupMetrics.filter((m) => metrics.includes(m)).flatMap((m) => metricStats.map((stat) => column(m, stat)));
+/**
+ * The columns of an aggregate: without `metrics` the default ones, with it each metric's five statistics
+ * in the order of rollupMetrics; then, with `percentiles`, each percentile of each of those metrics.
+ */
+export function columnsOf(metrics: readonly RollupMetric[] | undefined, percentiles: readonly number[] = []): readonly AggregateColumn[] {
+  const stats = metrics ? rollupMetrics.filter((m) => metrics.includes(m)).flatMap((m) => metricStats.map((stat) => column(m, stat))) : defaultAggregateColumns;
+  if (percentiles.length === 0) return stats;
+  const named = rollupMetrics.filter((m) => stats.some((c) => c.metric === m));
+  return [...stats, ...named.flatMap((metric) => percentiles.map((percentile) => ({ metric, stat: 'percentile' as const, percentile, name: percentileName(metric, percentile) })))];
 }
 
 /** A short, stable name for a set of columns (prepared statements and cache keys): the default, or the metrics as bits. */
 export function columnsKey(metrics: readonly RollupMetric[] | undefined): string {
   if (!metrics) return 'd';
   return `m${rollupMetrics.reduce((bits, m, i) => (metrics.includes(m) ? bits | (1 << i) : bits), 0).toString(16)}`;
+}
+
+/**
+ * A column's value over a bucket's rollup rows (one per flag kept, or a cut week's or month's days).
+ * Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
+ * which the division turned into a double anyway. The standard deviation merges each row's {count, sum,
+ * M2} as stddev_samp over the raw readings would (migration 0017).
+ */
+export function columnSql(column: AggregateColumn): string {
+  const m = column.metric;
+  switch (column.stat) {
+    case 'count': return `sum(${m}_count::float8)`;
+    case 'mean': return `sum(${m}_sum) / nullif(sum(${m}_count::float8), 0)`;
+    case 'min': return `min(${m}_min)`;
+    case 'max': return `max(${m}_max)`;
+    case 'sd': return `envmon_sd_merge(array[${m}_count::float8, coalesce(${m}_sum, 0), ${m}_m2])`;
+    // Of one row per bucket: the readings' own percentiles (local.ts), never a rollup's.
+    case 'percentile': return `max(${column.name})`;
+  }
 }

@@ -23,7 +23,8 @@ export const aggregateJsonOutput = (args: AggregateArgs): AggregateOutput => ({
     const { settled, later, seen } = await aggregateJsonPeriods(pool, args, intervalSeconds, iso(kept?.before ?? -Infinity), iso(before));
     const first = extend(kept, settled, before);
     const periods = first.periods + later.periods;
-    const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)},"count":${periods},"results":[`;
+    const zone = args.tz ? `,"tz":${JSON.stringify(args.tz)}` : '';
+    const head = `{"station":${JSON.stringify(args.stationId)},"period":${JSON.stringify(args.period)}${zone},"count":${periods},"results":[`;
     const both = first.bytes.bytes.length > 0 && later.results.length > 0;
     return {
       // As bytes: a year of hourly periods is 3.7 MB, and never a string in the service. The settled
@@ -52,23 +53,23 @@ const empty = Buffer.alloc(0);
 const closing = Buffer.from(']}');
 
 /** An answer made from the aggregate's rows, whole. */
-const fromRows = (args: AggregateArgs, make: (rows: AggregateRow[]) => string | Buffer) => async (pool: PgPool, intervalSeconds: number) => {
-  const { rows, seen } = await aggregateReadings(pool, args, intervalSeconds);
-  return { body: make(rows), periods: rows.length, seen };
+const fromRows = (args: AggregateArgs, make: (rows: AggregateRow[], labels?: string[]) => string | Buffer) => async (pool: PgPool, intervalSeconds: number) => {
+  const { rows, seen, labels } = await aggregateReadings(pool, args, intervalSeconds);
+  return { body: make(rows, labels), periods: rows.length, seen };
 };
 
 /** The CSV answer of an aggregate, opened by the licence and `cite` as `# ` lines, then its header row. */
 export const aggregateCsvOutput = (args: AggregateArgs, cite: string): AggregateOutput => ({
   name: 'csv',
   type: 'text/csv; charset=utf-8',
-  make: fromRows(args, (rows) => aggregateCsv(rows, preamble(cite, ['period_start', 'count', ...aggregateFieldNames(columnsOf(args.metrics))]))),
+  make: fromRows(args, (rows, labels) => aggregateCsv(rows, preamble(cite, ['period_start', 'count', ...aggregateFieldNames(columnsOf(args.metrics, args.percentiles))], args.tz), labels)),
 });
 
 /** The Parquet answer of an aggregate, with the licence and `cite` in its key-value metadata. */
 export const aggregateParquetOutput = (args: AggregateArgs, cite: string, asOf?: AsOf): AggregateOutput => ({
   name: 'parquet',
   type: parquetType,
-  make: fromRows(args, (rows) => aggregateParquet(rows, columnsOf(args.metrics), parquetMetadata(cite, asOf))),
+  make: fromRows(args, (rows) => aggregateParquet(rows, columnsOf(args.metrics, args.percentiles), parquetMetadata(cite, asOf, args.tz))),
 });
 
 /** A station's reporting interval, which coverage counts with. */

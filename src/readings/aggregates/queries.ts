@@ -6,7 +6,8 @@ import { copyRowOf, readCopyRow } from '../../db/copyRow.js';
 import { readInOneSnapshot } from '../../db/oneSnapshot.js';
 import { z } from 'zod';
 import { rollupMetrics, type CompareParam, type QualityFlag, type RollupMetric } from '../reading.js';
-import { columnsKey, columnsOf, type AggregateColumn } from './columns.js';
+import { columnSql, columnsKey, columnsOf, type AggregateColumn } from './columns.js';
+import { isLocalAggregate, localJson, localPeriods } from './local.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
 import { qcStreams, type QcConfig } from '../core/qc/config.js';
@@ -36,6 +37,12 @@ export type AggregateArgs = {
   qcPass?: QcConfig;
   /** With qc=pass, the station's series facts kept between reads. */
   spacings?: SeriesSpacings;
+  /** An IANA zone other than UTC: buckets are its hours, days, weeks and months, and the dates its own (local.ts). */
+  tz?: string;
+  /** Whole percentiles of each metric given, per bucket (local.ts). */
+  percentiles?: readonly number[];
+  /** Statistics of a bucket covered less than this (percent) are null (local.ts). */
+  minCoverage?: number;
 };
 
 /** The readings some metric of which does not pass, as epoch microseconds and a bit per rollup metric. */
@@ -43,9 +50,11 @@ type Failing = { us: number[]; mask: number[] };
 
 /** Which readings of the range qc=pass leaves out, of which metrics: read on `client`, in the snapshot the aggregate is then read in. */
 async function failingReadings(client: pg.ClientBase, args: AggregateArgs): Promise<Failing> {
+  // A zone's dates start up to a day either side of UTC's: flagged over both (a reading's flags are its own whatever the range).
+  const margin = args.tz ? 86_400_000 : 0;
   const range = {
-    from: args.from ? `${args.from}T00:00:00Z` : undefined,
-    to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+    from: args.from ? new Date(Date.parse(`${args.from}T00:00:00Z`) - margin).toISOString() : undefined,
+    to: args.to ? new Date(Date.parse(`${args.to}T00:00:00Z`) + 86_400_000 + margin).toISOString() : undefined,
   };
   // The rolled-up metrics with tests; the others keep every value.
   const tested = qcStreams.flatMap((s, index) => {
@@ -54,7 +63,7 @@ async function failingReadings(client: pg.ClientBase, args: AggregateArgs): Prom
   });
   const failing: Failing = { us: [], mask: [] };
   // Batch by batch: memory holds one batch of flags whatever the range.
-  for await (const batch of flaggedReadings(client, args.stationId, args.qcPass!, tested.map((t) => t.index), range, args.asOf, args.spacings)) {
+  for await (const batch of flaggedReadings(client, args.stationId, args.qcPass!, tested.map((t) => t.index), range, { asOf: args.asOf, spacings: args.spacings })) {
     for (let i = 0; i < batch.times.length; i++) {
       let mask = 0;
       for (let t = 0; t < tested.length; t++) if (batch.flags[t]!.aggregate[i] !== qcFlag.pass) mask |= tested[t]!.bit;
@@ -102,22 +111,6 @@ const rangeEnd = `coalesce(($3::date + 1)::timestamp at time zone 'UTC', 'infini
 const rowFilter = `station_id = $1 and ($4::text is null or quality_flag = $4) and bucket >= $6::timestamptz and bucket < $7::timestamptz`;
 /** `at + 1 unit` on the UTC calendar: a month or a day never stretches across a zone's clock change. */
 const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + interval '1 ${unit}') at time zone 'UTC'`;
-
-/**
- * A column's value over a bucket's rollup rows (one per flag kept, or a cut week's or month's days).
- * Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
- * which the division turned into a double anyway. The standard deviation merges each row's {count, sum,
- * M2} as stddev_samp over the raw readings would (migration 0017).
- */
-function columnSql({ metric: m, stat }: AggregateColumn): string {
-  switch (stat) {
-    case 'count': return `sum(${m}_count::float8)`;
-    case 'mean': return `sum(${m}_sum) / nullif(sum(${m}_count::float8), 0)`;
-    case 'min': return `min(${m}_min)`;
-    case 'max': return `max(${m}_max)`;
-    case 'sd': return `envmon_sd_merge(array[${m}_count::float8, coalesce(${m}_sum, 0), ${m}_m2])`;
-  }
-}
 
 /**
  * The periods of an aggregate, one row each with its statistics named as the answer names them: from
@@ -293,7 +286,8 @@ export type JsonPeriods = { periods: number; results: Buffer };
  */
 export async function aggregateReadings(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number,
-): Promise<{ rows: AggregateRow[]; seen?: StationSeen }> {
+): Promise<{ rows: AggregateRow[]; seen?: StationSeen; labels?: string[] }> {
+  if (isLocalAggregate(args)) return withFailing(pool, args, (reader, failing) => localPeriods(reader.rows, args, intervalSeconds, failing));
   const rows = await withFailing(pool, args, (reader, failing) => reader.rows<AggregateRow>(rowsQuery(args, intervalSeconds, failing)));
   const first = rows[0];
   const seen = first && { settledVersion: first.at(-2) == null ? null : String(first.at(-2)), backlog: first.at(-1) === 1 };
@@ -316,13 +310,22 @@ export type StationSeen = { settledVersion: string | null; backlog: boolean };
  */
 export function aggregateJsonPeriods(
   pool: PgPool, args: AggregateArgs, intervalSeconds: number, since: string, split: string,
-): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
+): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen?: StationSeen }> {
   return withFailing(pool, args, (reader, failing) => jsonPeriods(reader, args, intervalSeconds, since, split, failing));
 }
 
 async function jsonPeriods(
   reader: Reader, args: AggregateArgs, intervalSeconds: number, since: string, split: string, failing: Failing | undefined,
-): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen: StationSeen }> {
+): Promise<{ settled: JsonPeriods; later: JsonPeriods; seen?: StationSeen }> {
+  if (isLocalAggregate(args)) {
+    // Made whole each time it is made: no part of it is kept as settled.
+    const periods = await localPeriods(reader.rows, args, intervalSeconds, failing);
+    return {
+      settled: { periods: 0, results: Buffer.alloc(0) },
+      later: { periods: periods.rows.length, results: Buffer.from(localJson(periods, columnsOf(args.metrics, args.percentiles))) },
+      seen: periods.seen,
+    };
+  }
   if (args.period === 'hour') {
     const row = await reader.copyRow(jsonQuery(args, intervalSeconds, since, split, 'infinity', failing) as CopyQuery);
     const [settledPeriods, settledResults, laterPeriods, laterResults, settledVersion, backlog] = row!;
@@ -371,6 +374,8 @@ export async function compareStations(db: CommonQueryMethods, args: CompareArgs)
 
 export type CompareArgs = {
   stationIds: string[]; param: CompareParam; hours: number; seconds: number; quality?: QualityFlag; asOf?: AsOf;
+  /** An IANA zone other than UTC: buckets start on its clock's minutes (an hour at :30 of UTC in Newfoundland), and are named in it. */
+  tz?: string;
   /** Where the buckets end when not at `asOf` (a snapshot's window, read as of another instant). */
   windowEnd?: string;
 };
@@ -379,7 +384,9 @@ export type CompareArgs = {
 export function compareQuery(args: CompareArgs) {
   const buckets = Math.ceil((args.hours * 3600) / args.seconds);
   const interval = sql.fragment`make_interval(secs => ${args.seconds})`;
-  const origin = sql.fragment`'2000-01-03 00:00:00+00'::timestamptz`;
+  // Buckets start on the zone's clock: shifted by its offset's minutes past the hour (at the window's end).
+  const shift = args.tz ? offsetMinutesPastHour(args.tz, args.windowEnd ?? args.asOf?.iso) : 0;
+  const origin = sql.fragment`'2000-01-03 00:00:00+00'::timestamptz + make_interval(mins => ${shift})`;
   // The buckets end with the one holding now, or the instant the archive is read as of.
   const end = args.windowEnd ?? args.asOf?.iso;
   const now = end ? sql.fragment`${end}::timestamptz` : sql.fragment`now()`;
@@ -398,7 +405,7 @@ export function compareQuery(args: CompareArgs) {
         from envmon_readings_as_of(${stations}, ${window}, 'infinity', ${args.asOf.iso}::timestamptz)
         where ts >= ${first} ${flagFilter(args.quality)}
         group by 1, 2`
-    : args.seconds >= 3600
+    : args.seconds >= 3600 && shift === 0
       ? sql.fragment`
         select station_id, date_bin(${interval}, bucket, ${origin}) as slot,
                sum(${sql.identifier([`${args.param}_sum`])}) / nullif(sum(${sql.identifier([`${args.param}_count`])}), 0) as mean
@@ -423,8 +430,18 @@ export function compareQuery(args: CompareArgs) {
       group by s.station_id
     )
     select
-      (select array_agg(to_char(slot at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') order by i) from slots) as timestamps,
+      (select array_agg(${args.tz ? sql.fragment`envmon_local_iso(slot, ${args.tz})` : sql.fragment`to_char(slot at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`} order by i) from slots) as timestamps,
       (select jsonb_object_agg(station_id, values) from series) as series,
       exists (select 1 from rollup_backlog where station_id = any(${sql.array(args.stationIds, 'text')})) as waiting
   `;
+}
+
+/** The minutes past the hour of the zone's offset at `at` (now when absent): 30 in India and Newfoundland, 45 in Nepal, else 0. */
+function offsetMinutesPastHour(zone: string, at?: string): number {
+  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
+    .formatToParts(at ? new Date(at) : new Date()).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const match = /([+-])(\d{2}):(\d{2})/.exec(name);
+  if (!match) return 0;
+  const minutes = (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3]));
+  return ((minutes % 60) + 60) % 60;
 }

@@ -1,8 +1,9 @@
 import { clampedInteger, stationListSchema } from '../../http/params.js';
 import { z } from '../../http/zod.js';
 import { asOfSchema } from '../core/asOf.js';
-import { aggregatePeriods, dateRange, qualitySchema, stationWithDefault } from '../core/params.js';
+import { aggregatePeriods, dateRange, minCoverageSchema, percentilesSchema, qualitySchema, stationWithDefault, tzSchema } from '../core/params.js';
 import { compareParams, rollupMetrics } from '../reading.js';
+import { profileSlots } from './profile.js';
 
 const metricListPattern = `^ *(${rollupMetrics.join('|')}) *(, *(${rollupMetrics.join('|')}) *)*$`;
 
@@ -31,7 +32,10 @@ export const aggregateQuerySchema = (defaultStation: string | undefined) => date
   output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
     description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (typed columns, the licence and citation in the file\'s key-value metadata)',
   }),
-});
+  tz: tzSchema.optional(),
+  percentiles: percentilesSchema.optional(),
+  min_coverage: minCoverageSchema.optional(),
+}, true);
 export type AggregateQuery = z.infer<ReturnType<typeof aggregateQuerySchema>>;
 
 export const maxCompareStations = 10;
@@ -42,6 +46,23 @@ export const compareQuerySchema = z.object({
   hours: clampedInteger(24, 1, 720),
   quality: qualitySchema,
   as_of: asOfSchema,
+  tz: tzSchema.optional().openapi({ description: 'An IANA time zone: buckets of an hour start on its clock\'s hours (Newfoundland\'s at :30 of UTC), and the timestamps carry its offset then' }),
 });
 export type CompareQuery = z.infer<typeof compareQuerySchema>;
 
+
+/** /data/profile/'s parameters: a metric's cycle over the slots of a zone's calendar. */
+export const profileQuerySchema = (defaultStation: string | undefined) => dateRange({
+  station: stationWithDefault(defaultStation),
+  param: z.enum(rollupMetrics).default('temperature_c').openapi({ description: 'The metric profiled' }),
+  by: z.enum(profileSlots).default('hour_of_day').openapi({
+    description: 'hour_of_day: slots 0 to 23 of the zone\'s clock (the diurnal cycle); day_of_week: 1 (Monday) to 7; month_of_year: 1 to 12',
+  }),
+  tz: tzSchema.optional(),
+  quality: qualitySchema,
+  percentiles: percentilesSchema.optional(),
+  output: z.enum(['json', 'csv', 'parquet']).default('json').openapi({
+    description: 'json; csv (text/csv with the licence and citation in comment lines); parquet (slot and count 64-bit integers, the rest doubles, the licence and citation in its key-value metadata)',
+  }),
+}, true);
+export type ProfileQuery = z.infer<ReturnType<typeof profileQuerySchema>>;

@@ -13,7 +13,7 @@ const statDescriptions: Record<MetricStat, string> = {
 
 export const aggregateResultSchema = z
   .object({
-    period_start: z.string().datetime(),
+    period_start: z.string().datetime({ offset: true }).openapi({ description: 'The bucket\'s first instant: UTC (Z), or with `tz` in that zone with its offset then' }),
     count: z.number().int().openapi({ description: 'Readings in the bucket after the quality filter' }),
     // Without `metrics`: the default fields, and the standard deviation of each metric they give a mean of.
     // With it: each metric asked for with its five statistics.
@@ -25,15 +25,20 @@ export const aggregateResultSchema = z
     }),
     coverage_pct: nullableNumber.openapi({ description: 'count as a percentage of expected, one decimal; above 100 when the station sends more often than its interval' }),
   })
+  // With `percentiles`: `<metric>_pNN` (temperature_c_p05) for each metric the result gives statistics of.
+  .catchall(nullableNumber.openapi({ description: 'With `percentiles`: `<metric>_pNN`, the metric\'s NNth percentile over the bucket\'s readings (percentile_cont); null without values or below `min_coverage`' }))
   .openapi('AggregateResult');
 
 /** An aggregate's field names after period_start and count, in order: the columns, then expected and coverage_pct. */
 export const aggregateFieldNames = (columns: readonly AggregateColumn[]) => [...columns.map((c) => c.name), 'expected', 'coverage_pct'];
 
-/** The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls are empty fields. */
-export function aggregateCsv(rows: readonly AggregateRow[], preamble: string): string {
+/**
+ * The aggregate rows as CSV text: the preamble (ending in the header row), then one line per period; nulls
+ * are empty fields. Each period_start is its label where given (a local aggregate's), else its UTC instant.
+ */
+export function aggregateCsv(rows: readonly AggregateRow[], preamble: string, labels?: readonly string[]): string {
   const lines: string[] = [];
-  for (const [start, ...values] of rows) lines.push(`${new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`);
+  rows.forEach(([start, ...values], i) => lines.push(`${labels?.[i] ?? new Date(start).toISOString()},${values.map((v) => v ?? '').join(',')}\n`));
   return preamble + lines.join('');
 }
 

@@ -17,13 +17,20 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
   const argsOf = (query: AggregateQuery, asOf: AggregateArgs['asOf'], pinned: Pinned): AggregateArgs => ({
     stationId: stationOf(query), period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf,
     qcPass: query.qc === 'pass' ? pinned.qc?.[stationOf(query)] : undefined,
+    tz: query.tz === 'UTC' ? undefined : query.tz, percentiles: query.percentiles, minCoverage: query.min_coverage,
   });
+  // A zone's dates start up to a day either side of the UTC ones: the span holds both.
+  const spanOf = (query: AggregateQuery) => {
+    const span = daysSpan(query.from_date, query.to_date);
+    const widened = (at: string | null, days: number) => (at === null ? null : new Date(Date.parse(at) + days * 86_400_000).toISOString());
+    return query.tz && query.tz !== 'UTC' ? { start: widened(span.start, -1), end: widened(span.end, 1) } : span;
+  };
   return anySource<AggregateQuery>({
     path: '/api/v1/data/aggregate/',
     schema: aggregateQuerySchema(defaultStation),
     checks: dateRangeErrors,
     stations: (query) => [stationOf(query)],
-    span: (query) => daysSpan(query.from_date, query.to_date),
+    span: spanOf,
     describe: (query) => `${periodAdjective[query.period]} aggregates of readings of station ${stationOf(query)} ${describeRange({ from: query.from_date, to: query.to_date })}`,
     // Coverage counts with the station's interval as it was when the snapshot was made.
     // Coverage counts with the station's interval as it was when the snapshot was made; qc=pass with its
@@ -33,13 +40,13 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
       ...(query.qc === 'pass' ? { qc: { [stationOf(query)]: await qcConfigOf(pool, stationOf(query), asOf.iso) } } : {}),
     }),
     csv: async (pool, query, asOf, pinned) => {
-      const { rows } = await aggregateReadings(pool, argsOf(query, asOf, pinned), pinned.intervalSeconds ?? 60);
-      const header = ['period_start', 'count', ...aggregateFieldNames(columnsOf(query.metrics))].join(',') + '\n';
-      return { bytes: Buffer.from(aggregateCsv(rows, header)), rows: rows.length };
+      const { rows, labels } = await aggregateReadings(pool, argsOf(query, asOf, pinned), pinned.intervalSeconds ?? 60);
+      const header = ['period_start', 'count', ...aggregateFieldNames(columnsOf(query.metrics, query.percentiles))].join(',') + '\n';
+      return { bytes: Buffer.from(aggregateCsv(rows, header, labels)), rows: rows.length };
     },
     parquet: async (pool, query, asOf, pinned, metadata) => {
       const { rows } = await aggregateReadings(pool, argsOf(query, asOf, pinned), pinned.intervalSeconds ?? 60);
-      return aggregateParquet(rows, columnsOf(query.metrics), metadata);
+      return aggregateParquet(rows, columnsOf(query.metrics, query.percentiles), metadata);
     },
   });
 }
@@ -48,7 +55,7 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
 export function compareSnapshotSource(): SnapshotSource {
   const argsOf = (query: CompareQuery, asOf: AsOf, pinned: Pinned): CompareArgs => ({
     stationIds: [...query.stations].sort(), param: query.param, hours: query.hours, seconds: compareInterval(query.hours), quality: query.quality,
-    asOf, windowEnd: pinned.windowEnd,
+    asOf, windowEnd: pinned.windowEnd, tz: query.tz === 'UTC' ? undefined : query.tz,
   });
   // The compare statement is slonik's, its placeholders named $slonik_n: numbered as the driver takes them
   // to run on the snapshot's pool.

@@ -6,8 +6,20 @@ export const licenseUrl = 'https://creativecommons.org/licenses/by/4.0/';
 
 type Range = { from?: string; to?: string };
 
-/** What a file holds: the raw readings, or their aggregates over a period. */
-export type Dataset = { kind: 'readings' } | { kind: 'aggregate'; period: AggregatePeriod };
+/**
+ * What a file holds: the raw readings, their aggregates over a period (of a zone's calendar, `tz`), or a
+ * metric's profile over the slots of a zone's calendar.
+ */
+export type Dataset = { kind: 'readings' } | { kind: 'aggregate'; period: AggregatePeriod; tz?: string } | { kind: 'profile'; by: string; param: string; tz: string };
+
+/** A file's dataset in words, and the endpoint it comes from. */
+function datasetWords(dataset: Dataset): { what: string; endpoint: string } {
+  switch (dataset.kind) {
+    case 'readings': return { what: 'readings', endpoint: 'download' };
+    case 'aggregate': return { what: `${periodAdjective[dataset.period]} aggregates${dataset.tz ? ` (${dataset.tz} time)` : ''} of readings`, endpoint: 'aggregate' };
+    case 'profile': return { what: `${dataset.by.replaceAll('_', ' ')} profile of ${dataset.param} (${dataset.tz} time) of readings`, endpoint: 'profile' };
+  }
+}
 
 export const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
 
@@ -21,8 +33,7 @@ export const describeRange = ({ from, to }: Range) =>
  */
 export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf): string {
   const retrieved = new Date().toISOString().slice(0, 10);
-  const what = dataset.kind === 'readings' ? 'readings' : `${periodAdjective[dataset.period]} aggregates of readings`;
-  const endpoint = dataset.kind === 'readings' ? 'download' : 'aggregate';
+  const { what, endpoint } = datasetWords(dataset);
   return `envmon environmental monitoring network, station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}, ` +
     `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
 }
@@ -33,19 +44,21 @@ export type FileFormat = 'csv' | 'parquet';
  * The key-value metadata of every Parquet file: what a CSV file says in its comment lines, the licence
  * and the citation, under keys a reader can look up.
  */
-export const parquetMetadata = (cite: string, asOf?: AsOf): Record<string, string> => ({
+export const parquetMetadata = (cite: string, asOf?: AsOf, zone?: string): Record<string, string> => ({
   license: licenseUrl,
   citation: cite,
   timezone: 'UTC',
   ...(asOf ? { as_of: asOf.iso } : {}),
+  // The instants stay UTC; the buckets they start are of this zone's calendar.
+  ...(zone ? { buckets_time_zone: zone } : {}),
 });
 
-/** The comment lines and header row that open every CSV file of readings or aggregates. */
-export function preamble(cite: string, columns: readonly string[]): string {
+/** The comment lines and header row that open every CSV file of readings or aggregates (`zone`: of that zone's calendar). */
+export function preamble(cite: string, columns: readonly string[], zone?: string): string {
   return [
     `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licenseUrl}`,
     `# Cite as: ${cite}`,
-    `# Timestamps are UTC. Empty fields are missing values.`,
+    zone ? `# Timestamps are ${zone} time, with its UTC offset. Empty fields are missing values.` : `# Timestamps are UTC. Empty fields are missing values.`,
     columns.join(','),
   ].join('\n') + '\n';
 }
@@ -57,7 +70,8 @@ export function preamble(cite: string, columns: readonly string[]): string {
  */
 export function downloadFileName(stationIds: string[], { from, to }: Range, dataset: Dataset = { kind: 'readings' }, format: FileFormat = 'csv'): string {
   const who = stationIds.length === 1 ? stationIds[0] : `${stationIds.length}-stations`;
-  const what = dataset.kind === 'readings' ? '' : `_${periodAdjective[dataset.period]}`;
+  const zone = (tz?: string) => (tz ? `_${tz.replaceAll('/', '-')}` : '');
+  const what = dataset.kind === 'readings' ? '' : dataset.kind === 'aggregate' ? `_${periodAdjective[dataset.period]}${zone(dataset.tz)}` : `_${dataset.param}_by_${dataset.by}${zone(dataset.tz)}`;
   return `envmon_${who}_${from ?? 'start'}_${to ?? 'latest'}${what}.${format}`;
 }
 

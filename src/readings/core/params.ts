@@ -16,11 +16,12 @@ export const stationWithDefault = (defaultStation: string | undefined) =>
     description: defaultStation ? `A station_id; ${defaultStation} (DEFAULT_STATION) when omitted` : 'A station_id',
   });
 
-export const dateRange = <T extends z.ZodRawShape>(shape: T) =>
+/** `shape` with from_date and to_date: UTC days, or with `zoned` the days of the zone `tz` names. */
+export const dateRange = <T extends z.ZodRawShape>(shape: T, zoned = false) =>
   z.object({
     ...shape,
-    from_date: dateSchema.optional().openapi({ description: 'First UTC day, inclusive; not after to_date (400)' }),
-    to_date: dateSchema.optional().openapi({ description: 'Last UTC day, inclusive' }),
+    from_date: dateSchema.optional().openapi({ description: `First ${zoned ? 'day (of the zone `tz` names, UTC without it)' : 'UTC day'}, inclusive; not after to_date (400)` }),
+    to_date: dateSchema.optional().openapi({ description: `Last ${zoned ? 'day (of the zone `tz` names, UTC without it)' : 'UTC day'}, inclusive` }),
   });
 
 /** Rules across parameters, reported in the same 400 as the schema's. */
@@ -52,3 +53,56 @@ export const historicalQuerySchema = (defaultStation: string | undefined) => z.o
   qc: qcSchema,
 });
 export type HistoricalQuery = z.infer<ReturnType<typeof historicalQuerySchema>>;
+
+/**
+ * An IANA time zone (Europe/Zurich, America/St_Johns, UTC), any case, as its canonical name; UTC when
+ * absent. Only names: an offset such as +05:30 is read by PostgreSQL as a POSIX zone, west positive,
+ * which no client means.
+ */
+export const tzSchema = z
+  .string()
+  .max(64)
+  .superRefine((value, ctx) => {
+    if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(value) || canonicalZone(value) === null) {
+      ctx.addIssue({ code: 'custom', message: 'must be an IANA time zone name, such as Europe/Zurich or UTC' });
+    }
+  })
+  .transform((value) => canonicalZone(value)!)
+  // The zones the document lists are the canonical ones; their other names are taken too (Asia/Calcutta).
+  .openapi({ example: 'Europe/Zurich', default: 'UTC', enum: ['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], description: 'An IANA time zone: buckets are its calendar hours, days, weeks (from Monday) and months, `period_start` carries its offset then, and from_date and to_date are its local dates' });
+
+/** The canonical name of an IANA time zone, or null for none. */
+export function canonicalZone(name: string): string | null {
+  try {
+    const zone = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    return /^(Etc\/)?(UTC|GMT|UCT|Universal|Zulu|Greenwich)(\+0|-0|0)?$/i.test(zone) ? 'UTC' : zone;
+  } catch {
+    return null;
+  }
+}
+
+/** Whole percentiles, 1 to 99, comma-separated: each once, ascending. */
+const percentilesPattern = '^ *(0?[1-9]|[1-9][0-9]) *(, *(0?[1-9]|[1-9][0-9]) *)*$';
+export const percentilesSchema = z
+  .string()
+  .regex(new RegExp(percentilesPattern), 'must be comma-separated whole percentiles from 1 to 99, such as 5,25,50,75,95')
+  .transform((value) => [...new Set(value.split(',').map(Number))].sort((a, b) => a - b))
+  .openapi({
+    type: 'string', pattern: percentilesPattern, example: '5,25,50,75,95',
+    description: 'Whole percentiles (1 to 99), comma-separated: each result then gives `<metric>_pNN` for each metric it gives statistics of, exact as PostgreSQL\'s percentile_cont over the bucket\'s readings (linear between the two nearest values)',
+  });
+
+/** A bucket's column of a percentile of a metric: temperature_c_p05. */
+export const percentileName = (metric: string, percentile: number) => `${metric}_p${String(percentile).padStart(2, '0')}`;
+
+/** A completeness threshold in percent (0 to 100): statistics of a bucket covered less are null, as openair's data.thresh. */
+export const minCoverageSchema = z
+  .string()
+  .regex(/^ *[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)? *$/, 'must be a percentage from 0 to 100')
+  .transform(Number)
+  // -0 is 0; any other negative number is below the range.
+  .refine((value) => value >= 0 && value <= 100, 'must be a percentage from 0 to 100')
+  .openapi({
+    type: 'number', minimum: 0, maximum: 100, example: '75',
+    description: 'A completeness threshold, as openair\'s data.thresh: a bucket whose coverage_pct is below it keeps its count, expected and coverage_pct (and each metric\'s count), and gives null for every other statistic',
+  });

@@ -1,0 +1,96 @@
+import type pg from 'pg';
+import type { PgPool } from '../../db/pgPool.js';
+import { parquetBuffer, type ParquetColumn } from '../../formats/parquet.js';
+import { percentileName } from '../core/params.js';
+import type { QualityFlag, RollupMetric } from '../reading.js';
+
+/** What a profile's slots are: the zone's hour of the day (0-23), day of the week (1-7 from Monday), month of the year (1-12). */
+export const profileSlots = ['hour_of_day', 'day_of_week', 'month_of_year'] as const;
+export type ProfileSlot = (typeof profileSlots)[number];
+
+export type ProfileArgs = {
+  stationId: string; param: RollupMetric; by: ProfileSlot; tz: string; from?: string; to?: string; quality?: QualityFlag;
+  percentiles?: readonly number[];
+};
+
+/** One slot of a profile: its number, the metric's values counted, mean, sample standard deviation, and the percentiles asked for. */
+export type ProfileRow = { slot: number; count: number; mean: number | null; sd: number | null; percentiles: (number | null)[] };
+
+const slotOf: Record<ProfileSlot, string> = { hour_of_day: 'hour', day_of_week: 'isodow', month_of_year: 'month' };
+
+/**
+ * The statement of a profile: the metric's statistics per slot of the zone's calendar over the range (the
+ * zone's dates), slots without values absent. From the hourly rollup, whose buckets each lie in one of the
+ * zone's hours while its offset is a whole number of hours (the last column says whether they all did);
+ * from the readings for percentiles and for the other zones.
+ */
+function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.QueryConfig {
+  const m = args.param;
+  const values: unknown[] = [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null, args.tz];
+  const fractions = args.percentiles?.length ? `$${values.push(`{${args.percentiles.map((p) => p / 100).join(',')}}`)}::float8[]` : null;
+  const range = `
+    select coalesce(($2::date)::timestamp at time zone $5::text, '-infinity'::timestamptz) as lo,
+           coalesce(($3::date + 1)::timestamp at time zone $5::text, 'infinity'::timestamptz) as hi`;
+  const slot = (at: string) => `extract(${slotOf[args.by]} from ${at} at time zone $5::text)::int`;
+  const text = source === 'hourly'
+    ? `
+      with range as (${range})
+      select ${slot('h.bucket')} as slot, sum(h.${m}_count::float8) as count,
+             sum(h.${m}_sum) / nullif(sum(h.${m}_count::float8), 0) as mean,
+             envmon_sd_merge(array[h.${m}_count::float8, coalesce(h.${m}_sum, 0), h.${m}_m2]) as sd,
+             null::float8[] as percentiles,
+             bool_and(extract(minute from h.bucket at time zone $5::text) = 0 and extract(second from h.bucket at time zone $5::text) = 0) as whole
+      from readings_hourly h cross join range
+      where h.station_id = $1 and ($4::text is null or h.quality_flag = $4) and h.bucket >= range.lo and h.bucket < range.hi
+      group by 1 having sum(h.${m}_count) > 0 order by 1`
+    : `
+      with range as (${range})
+      select ${slot('r.ts')} as slot, count(r.${m})::float8 as count, avg(r.${m}) as mean, stddev_samp(r.${m}) as sd,
+             ${fractions ? `percentile_cont(${fractions}) within group (order by r.${m})` : 'null::float8[]'} as percentiles, true as whole
+      from readings r cross join range
+      where r.station_id = $1 and ($4::text is null or r.quality_flag = $4) and r.ts >= range.lo and r.ts < range.hi
+      group by 1 having count(r.${m}) > 0 order by 1`;
+  return { text: `select *, exists (select 1 from rollup_backlog where station_id = $1) as waiting from (${text}) p`, values };
+}
+
+/** A profile and whether a backfill of the station waited for the rollups' refresh in its snapshot (readCurrent). */
+export type Profile = { rows: ProfileRow[]; waiting: boolean };
+
+/**
+ * The profile's slots, from the hourly rollup where the zone keeps whole hours over the range, else (and
+ * for percentiles) from the readings.
+ */
+export async function readProfile(pool: PgPool, args: ProfileArgs): Promise<Profile> {
+  type Row = { slot: number; count: number; mean: number | null; sd: number | null; percentiles: number[] | null; whole: boolean; waiting: boolean };
+  const fromReadings = Boolean(args.percentiles?.length);
+  let rows = (await pool.read<Row>(profileStatement(args, fromReadings ? 'readings' : 'hourly'))).rows;
+  if (!fromReadings && rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
+  return {
+    rows: rows.map((row) => ({ slot: row.slot, count: row.count, mean: row.mean, sd: row.sd, percentiles: row.percentiles ?? [] })),
+    waiting: rows.some((row) => row.waiting),
+  };
+}
+
+/** The names of a profile's columns: slot, count, mean, sd, then each percentile as p05. */
+export const profileColumns = (percentiles: readonly number[] = []) => ['slot', 'count', 'mean', 'sd', ...percentiles.map((p) => percentileName('', p).slice(1))];
+
+/** A slot as the JSON answer gives it. */
+export const profileResult = (row: ProfileRow, percentiles: readonly number[] = []) => ({
+  slot: row.slot, count: row.count, mean: row.mean, sd: row.sd,
+  ...Object.fromEntries(percentiles.map((p, k) => [percentileName('', p).slice(1), row.percentiles[k] ?? null])),
+});
+
+/** The profile as CSV text after `preamble` (ending in its header row); nulls are empty fields. */
+export function profileCsv(rows: readonly ProfileRow[], preamble: string): string {
+  return preamble + rows.map((r) => `${[r.slot, r.count, r.mean, r.sd, ...r.percentiles].map((v) => v ?? '').join(',')}\n`).join('');
+}
+
+/** The profile as a Parquet file: slot and count integers, the rest doubles; `metadata` in its key-value metadata. */
+export function profileParquet(rows: readonly ProfileRow[], percentiles: readonly number[], metadata: Record<string, string>): Buffer {
+  const columns: ParquetColumn[] = profileColumns(percentiles).map((name) => ({ name, kind: name === 'slot' || name === 'count' ? 'int64' : 'double', ...(name === 'slot' || name === 'count' ? { required: true } : {}) }));
+  const values = [
+    rows.map((r) => BigInt(r.slot)), rows.map((r) => BigInt(r.count)), rows.map((r) => r.mean), rows.map((r) => r.sd),
+    ...percentiles.map((_, k) => rows.map((r) => r.percentiles[k] ?? null)),
+  ];
+  return parquetBuffer(columns, values, metadata);
+}
