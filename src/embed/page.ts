@@ -14,7 +14,7 @@ export const themes = {
 
 /**
  * The widget page: inline CSS and script under a nonce, no other host. The script draws the mean of the
- * station's ok readings per bucket (from /data/compare/, suspect and invalid readings left out) as an
+ * station's ok readings per bucket (from /data/compare/ on the viewer's zone, suspect and invalid readings left out) as an
  * SVG line, shows the latest reading (from /data/latest/) and refreshes: at once when the live stream
  * (/data/stream/) announces a new reading, and every refresh interval besides. Polling always runs, so
  * the chart keeps moving where the stream cannot stay open (an old browser, a proxy that buffers).
@@ -184,6 +184,8 @@ body.no-data .empty{display:flex}body.no-data .plot{display:none}
   }
   function refresh() {
     var q = 'stations=' + encodeURIComponent(config.station) + '&param=' + config.param + '&hours=' + config.hours + '&quality=ok';
+    // The buckets on the viewer's clock: an hour of Newfoundland's starts half past a UTC hour.
+    try { var zone = Intl.DateTimeFormat().resolvedOptions().timeZone; if (/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(zone || '')) q += '&tz=' + encodeURIComponent(zone); } catch (e) { /* no Intl zone: UTC buckets */ }
     return Promise.all([get('data/compare/?' + q), get('data/latest/?station=' + encodeURIComponent(config.station))])
       .then(function (results) {
         draw(results[0] || { timestamps: [], series: {} });
