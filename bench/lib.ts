@@ -148,6 +148,18 @@ function binaryPieces(stationId: string, rows: BenchRow[]): Buffer[] {
   return [Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]), ...pieces, Buffer.from([0xff, 0xff])];
 }
 
+/** Runs `fn` on a connection of its own to `databaseUrl`, set as the service's sessions are (src/db/pool.ts). */
+export async function withClient<T>(databaseUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`set timezone = 'UTC'; set jit = off`);
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
 export function chunk<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));

@@ -19,18 +19,12 @@
 // reading with recorded_at its own timestamp (long before yesterday).
 // Knobs: BENCH_VERSIONS_RUNS (timed runs per read, 5), BENCH_VERSIONS_ROUNDS (ingest rounds, 3),
 // BENCH_VERSIONS_INGEST_ROWS (readings per ingest run, 60,000), BENCH_VERSIONS_MINUTES (the fixture, 525,600).
-import { execFileSync } from 'node:child_process';
-import { existsSync, symlinkSync, unlinkSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Engine } from '../src/config.js';
-import { envmonBin, runCommand } from '../test/helpers/cli.js';
 import type { TestServer } from '../test/helpers/database.js';
 import { yearMinutes, yearStart } from './dataset.js';
-import { benchRows, chunk, copyReadings, fmt, openServer, percentile, saveResults, startServe, stationsWithKeys, type Serve } from './lib.js';
+import { benchRows, chunk, copyReadings, fmt, openServer, percentile, saveResults, startServe, stationsWithKeys, withClient, type Serve } from './lib.js';
+import { checkoutOf, migrateWith, thisCheckout, type Checkout } from './checkouts.js';
 
 const runs = Number(process.env.BENCH_VERSIONS_RUNS ?? 5);
 const fixtureMinutes = Number(process.env.BENCH_VERSIONS_MINUTES ?? yearMinutes);
@@ -42,50 +36,7 @@ const batchSize = 1_000;
 const clientCounts = [1, 4];
 const fixtureStation = 'year-1';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const git = (...args: string[]) => execFileSync('git', ['-C', repoRoot, ...args], { encoding: 'utf8' }).trim();
 
-type Checkout = { label: string; bin: string; remove: () => void };
-
-/** `ref` checked out in a worktree under the temporary directory, with this checkout's node_modules. */
-function checkoutOf(ref: string): Checkout {
-  const commit = git('rev-parse', '--verify', `${ref}^{commit}`);
-  const dir = path.join(os.tmpdir(), `envmon-versions-${commit.slice(0, 7)}-${process.pid}`);
-  git('worktree', 'add', '--detach', '--quiet', dir, commit);
-  symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  return {
-    label: commit.slice(0, 7),
-    bin: path.join(dir, 'bin/envmon.js'),
-    remove: () => {
-      // The link first, so that removing the worktree cannot reach this checkout's node_modules.
-      if (existsSync(path.join(dir, 'node_modules'))) unlinkSync(path.join(dir, 'node_modules'));
-      git('worktree', 'remove', '--force', dir);
-    },
-  };
-}
-
-function thisCheckout(): Checkout {
-  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
-  return { label: `${git('rev-parse', '--short=7', 'HEAD')}${dirty ? '+changes' : ''}`, bin: envmonBin, remove: () => {} };
-}
-
-/** The checkout's own `envmon migrate` on an empty database, as an operator runs it. */
-async function migrateWith(checkout: Checkout, databaseUrl: string, engine: Engine): Promise<void> {
-  const result = await runCommand(process.execPath, [checkout.bin, 'migrate'], { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, DB_ENGINE: engine });
-  if (result.code !== 0) throw new Error(`${checkout.label}: envmon migrate exited ${result.code}: ${result.stderr}`);
-}
-
-async function withClient<T>(databaseUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    // As the service's sessions are set (src/db/pool.ts).
-    await client.query(`set timezone = 'UTC'; set jit = off`);
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * The station-year, one reading a minute with every field, written by one insert ... generate_series (the
@@ -414,10 +365,10 @@ async function measureEngine(server: TestServer, engine: Engine, before: Checkou
 async function main() {
   const results: Record<string, unknown>[] = [];
   const lines: Line[] = [];
-  const before = checkoutOf(beforeRef);
+  const before = checkoutOf(beforeRef, 'versions');
   let after: Checkout | undefined;
   try {
-    after = afterRef ? checkoutOf(afterRef) : thisCheckout();
+    after = afterRef ? checkoutOf(afterRef, 'versions') : thisCheckout();
     const server = await openServer();
     try {
       console.log(`before: ${before.label}   after: ${after.label}   station-year: ${fmt(fixtureMinutes)} readings   runs: ${runs}   ingest: ${fmt(ingestRows)} readings x ${ingestRounds} rounds`);
