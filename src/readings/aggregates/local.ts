@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { AggregatePeriod } from '../core/params.js';
 import { rollupMetrics, type RollupMetric } from '../reading.js';
 import type { AsOf } from '../core/asOf.js';
+import { offsetMinutes } from '../core/timeZone.js';
 import { columnSql, columnsOf, type AggregateColumn } from './columns.js';
 
 /** What a local aggregate is of (the fields of AggregateArgs it reads). */
@@ -149,10 +150,7 @@ export async function localPeriods(
 }
 
 /** Whether the zone's offset now is a whole number of hours (India's, Nepal's and Newfoundland's are not). */
-function keepsWholeHoursNow(zone: string): boolean {
-  const offset = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(new Date()).find((p) => p.type === 'timeZoneName')?.value ?? '';
-  return !/:(?!00)\d{2}/.test(offset);
-}
+const keepsWholeHoursNow = (zone: string) => offsetMinutes(zone) % 60 === 0;
 
 /** The periods as AggregateResult JSON objects, comma-separated. */
 export function localJson(periods: LocalPeriods, columns: readonly AggregateColumn[]): string {

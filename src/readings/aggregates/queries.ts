@@ -10,6 +10,7 @@ import { columnSql, columnsKey, columnsOf, type AggregateColumn } from './column
 import { isLocalAggregate, localJson, localPeriods } from './local.js';
 import type { AsOf } from '../core/asOf.js';
 import type { AggregatePeriod } from '../core/params.js';
+import { offsetMinutes } from '../core/timeZone.js';
 import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import { qcFlag } from '../core/qc/qartod.js';
 import { flaggedReadings } from '../core/qc/series.js';
@@ -437,11 +438,4 @@ export function compareQuery(args: CompareArgs) {
 }
 
 /** The minutes past the hour of the zone's offset at `at` (now when absent): 30 in India and Newfoundland, 45 in Nepal, else 0. */
-function offsetMinutesPastHour(zone: string, at?: string): number {
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
-    .formatToParts(at ? new Date(at) : new Date()).find((p) => p.type === 'timeZoneName')?.value ?? '';
-  const match = /([+-])(\d{2}):(\d{2})/.exec(name);
-  if (!match) return 0;
-  const minutes = (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3]));
-  return ((minutes % 60) + 60) % 60;
-}
+const offsetMinutesPastHour = (zone: string, at?: string) => ((offsetMinutes(zone, at ? new Date(at) : undefined) % 60) + 60) % 60;

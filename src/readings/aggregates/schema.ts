@@ -1,7 +1,8 @@
 import { clampedInteger, stationListSchema } from '../../http/params.js';
 import { z } from '../../http/zod.js';
 import { asOfSchema } from '../core/asOf.js';
-import { aggregatePeriods, dateRange, minCoverageSchema, percentilesSchema, qualitySchema, stationWithDefault, tzSchema } from '../core/params.js';
+import { aggregatePeriods, dateRange, minCoverageSchema, percentilesSchema, qualitySchema, stationWithDefault } from '../core/params.js';
+import { tzSchema } from '../core/timeZone.js';
 import { compareParams, rollupMetrics } from '../reading.js';
 import { profileSlots } from './profile.js';
 

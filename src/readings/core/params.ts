@@ -54,33 +54,6 @@ export const historicalQuerySchema = (defaultStation: string | undefined) => z.o
 });
 export type HistoricalQuery = z.infer<ReturnType<typeof historicalQuerySchema>>;
 
-/**
- * An IANA time zone (Europe/Zurich, America/St_Johns, UTC), any case, as its canonical name; UTC when
- * absent. Only names: an offset such as +05:30 is read by PostgreSQL as a POSIX zone, west positive,
- * which no client means.
- */
-export const tzSchema = z
-  .string()
-  .max(64)
-  .superRefine((value, ctx) => {
-    if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(value) || canonicalZone(value) === null) {
-      ctx.addIssue({ code: 'custom', message: 'must be an IANA time zone name, such as Europe/Zurich or UTC' });
-    }
-  })
-  .transform((value) => canonicalZone(value)!)
-  // The zones the document lists are the canonical ones; their other names are taken too (Asia/Calcutta).
-  .openapi({ example: 'Europe/Zurich', default: 'UTC', enum: ['UTC', ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC')], description: 'An IANA time zone: buckets are its calendar hours, days, weeks (from Monday) and months, `period_start` carries its offset then, and from_date and to_date are its local dates' });
-
-/** The canonical name of an IANA time zone, or null for none. */
-export function canonicalZone(name: string): string | null {
-  try {
-    const zone = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-    return /^(Etc\/)?(UTC|GMT|UCT|Universal|Zulu|Greenwich)(\+0|-0|0)?$/i.test(zone) ? 'UTC' : zone;
-  } catch {
-    return null;
-  }
-}
-
 /** Whole percentiles, 1 to 99, comma-separated: each once, ascending. */
 const percentilesPattern = '^ *(0?[1-9]|[1-9][0-9]) *(, *(0?[1-9]|[1-9][0-9]) *)*$';
 export const percentilesSchema = z

@@ -143,6 +143,14 @@ describeEngines(`statistics in local time, across clock changes (LOCAL_SEED=${se
       assert.equal(body.tz, zone);
       assertLikeOracle(body.results, await oracle(env(), station, zone, 'day'), defaultFields, [], `${station} days`);
     }
+    // Zones a quarter or half an hour off UTC, whose hours and days cut the rollups' UTC hours.
+    for (const zone of ['Asia/Kathmandu', 'Asia/Kolkata']) {
+      for (const period of ['day', 'hour']) {
+        const body = await get(`station=zurich&period=${period}&tz=${zone}&metrics=temperature_c,humidity_rh,pressure_hpa,pm2_5`);
+        assert.equal(body.tz, zone);
+        assertLikeOracle(body.results, await oracle(env(), 'zurich', zone, period), metricFields, [], `zurich ${period}s in ${zone}`);
+      }
+    }
     // The days of Zurich's changes: 23 hours (138 readings expected) and 25 (150).
     const zurich = (await get('station=zurich&period=day&tz=Europe/Zurich')).results as { period_start: string; expected: number }[];
     assert.deepEqual(zurich.find((d) => d.period_start === '2026-03-29T00:00:00+01:00')?.expected, 138);
@@ -209,6 +217,10 @@ describeEngines(`statistics in local time, across clock changes (LOCAL_SEED=${se
       const { status, body } = await env().getJson(`/api/v1/data/aggregate/?station=zurich&${query}`);
       assert.equal(status, 400, query);
       assert.deepEqual(body.errors.map((e: { param: string }) => e.param), [param], query);
+    }
+    // A zone is answered by the name it was asked by, in its proper case; another alias by the zone it names.
+    for (const [asked, named] of [['asia/kolkata', 'Asia/Kolkata'], ['Asia/Calcutta', 'Asia/Calcutta'], ['EUROPE/ZURICH', 'Europe/Zurich'], ['Canada/Newfoundland', 'America/St_Johns']]) {
+      assert.equal((await get(`station=stjohns&period=day&tz=${asked}`)).tz, named, asked);
     }
     // UTC by any of its names is the answer without tz.
     const utc = await get('station=zurich&period=day');
