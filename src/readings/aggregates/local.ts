@@ -49,9 +49,10 @@ const stats = (m: RollupMetric) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${
  * columns, expected and coverage_pct, then what the statement's snapshot says of the station, and
  * (hourly) whether every hour summed starts on a whole hour of the zone's clock.
  * - `hourly`: each of the hourly rollup's buckets summed into the zone's bucket holding it: exact while
- *   the zone's offset is a whole number of hours over the range, which the last column says.
+ *   the zone's offset is a whole number of hours over the range, which the last column says. Percentiles
+ *   are then read bucket by bucket from the readings of its span (percentileSpans).
  * - `readings`: grouped from the readings themselves, as the archive held them at args.asOf, less those
- *   of `leftOut`; the one source of percentiles (percentile_cont over each bucket's values).
+ *   of `leftOut`, percentiles with the rest: the reference the hourly form is held to.
  * A bucket whose coverage_pct is below args.minCoverage gives null for every statistic but the counts.
  */
 function localStatement(args: LocalArgs, intervalSeconds: number, source: Source, leftOut?: LeftOut): pg.QueryConfig {
@@ -61,31 +62,51 @@ function localStatement(args: LocalArgs, intervalSeconds: number, source: Source
   const values: unknown[] = [args.stationId, args.from ?? null, args.to ?? null, args.quality ?? null, intervalSeconds, zone, args.minCoverage ?? null];
   const param = (value: unknown) => `$${values.push(value)}`;
   const z = '$6::text';
-  const rows = source === 'hourly' ? hourlyRows(args.period, used, z) : readingRows(args, used, z, param, leftOut);
+  const fractions = args.percentiles?.length ? param(`{${args.percentiles.map((p) => p / 100).join(',')}}`) : null;
+  const rows = source === 'hourly' ? hourlyRows(args.period, used, z) : readingRows(args, used, z, fractions, param, leftOut);
+  // From the hourly rollup, the periods hold every column but the percentiles, which are read per bucket after.
+  const summed = source === 'hourly' ? columns.filter((c) => c.stat !== 'percentile') : columns;
+  const spans = source === 'hourly' && fractions ? percentileSpans(used, fractions) : '';
   const threshold = (c: AggregateColumn, sql: string) => (c.stat === 'count' ? sql : `case when $7::float8 is null or coverage_pct >= $7::float8 then ${sql} end`);
+  const valueOf = (c: AggregateColumn) => (spans && c.stat === 'percentile' ? `q.${c.metric}_pcts[${args.percentiles!.indexOf(c.percentile) + 1}]` : c.name);
   const label = args.tz ? `envmon_local_iso(bucket, ${z})` : `to_char(bucket at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   const text = `
     with range as (
       select coalesce(($2::date)::timestamp at time zone ${z}, '-infinity'::timestamptz) as lo,
              coalesce(($3::date + 1)::timestamp at time zone ${z}, 'infinity'::timestamptz) as hi
     ), periods as (
-      select bucket, sum(n::float8) as n, ${columns.map((c) => `${columnSql(c)} as ${c.name}`).join(', ')},
+      select bucket, sum(n::float8) as n, ${summed.map((c) => `${columnSql(c)} as ${c.name}`).join(', ')},
              bool_and(whole) as whole
       from (${rows}) rows
       group by bucket
     ), covered as (
-      select p.*, e.expected, case when e.expected > 0 then (floor(c.per_mille) + (c.per_mille - floor(c.per_mille) >= 0.5)::int) / 10 end as coverage_pct
+      select p.*, e.expected, case when e.expected > 0 then (floor(c.per_mille) + (c.per_mille - floor(c.per_mille) >= 0.5)::int) / 10 end as coverage_pct,
+             greatest(p.bucket, range.lo) as span_start, least(${nextOf(args.period, 'p.bucket', z)}, range.hi) as span_end
       from periods p cross join range
         cross join lateral (select ceil(extract(epoch from least(${nextOf(args.period, 'p.bucket', z)}, range.hi) - greatest(p.bucket, range.lo)) / $5::float8) as expected) e
         cross join lateral (select p.n / nullif(e.expected, 0) * 1000 as per_mille) c
     )
-    select ${label} as label, date_part('epoch', bucket) * 1000, n, ${columns.map((c) => threshold(c, c.name)).join(', ')}, expected, coverage_pct,
+    select ${label} as label, date_part('epoch', bucket) * 1000, n, ${columns.map((c) => threshold(c, valueOf(c))).join(', ')}, expected, coverage_pct,
            (select settled_version::float8 from station_latest where station_id = $1),
            (exists (select 1 from rollup_backlog where station_id = $1))::int::float8,
            coalesce(bool_and(whole) over (), true)::int::float8
-    from covered
+    from covered ${spans}
     order by bucket`;
   return { text, values, rowMode: 'array', types: labelAndDoubles } as pg.QueryConfig;
+}
+
+/**
+ * The percentiles of each bucket of a period read from the readings of its span (the bucket cut by the
+ * range) through the readings' index, one bucket at a time: each reading is read once and sorted only
+ * within its bucket, with no zone conversion per reading, where grouping the readings sorts them all by
+ * their bucket first. `q.<metric>_pcts` holds each metric's percentiles, in `fractions`' order.
+ */
+function percentileSpans(used: readonly RollupMetric[], fractions: string): string {
+  return `cross join lateral (
+      select ${used.map((m) => `percentile_cont(${fractions}::float8[]) within group (order by r.${m}) as ${m}_pcts`).join(', ')}
+      from readings r
+      where r.station_id = $1 and r.ts >= covered.span_start and r.ts < covered.span_end and ($4::text is null or r.quality_flag = $4)
+    ) q`;
 }
 
 // The label is text; every other column a float8, printed by the database in its shortest exact form.
@@ -105,9 +126,8 @@ function hourlyRows(period: AggregatePeriod, used: readonly RollupMetric[], z: s
  * max, M2) and each percentile asked for: summed in timestamp order, so that the same readings always
  * give the same doubles.
  */
-function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, param: (value: unknown) => string, leftOut?: LeftOut): string {
+function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, fractions: string | null, param: (value: unknown) => string, leftOut?: LeftOut): string {
   const percentiles = args.percentiles ?? [];
-  const fractions = percentiles.length ? param(`{${percentiles.map((p) => p / 100).join(',')}}`) : null;
   const source = args.asOf
     ? `envmon_readings_as_of(array[$1::text], (select lo from range), (select hi from range), ${param(args.asOf.iso)}::timestamptz) r`
     : 'readings r';
@@ -117,16 +137,17 @@ function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, 
   const statistics = used.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
   const percentileArrays = fractions ? used.map((m) => `percentile_cont(${fractions}::float8[]) within group (order by ${m}) as ${m}_pcts`) : [];
   const named = fractions ? used.flatMap((m) => percentiles.map((p, k) => `g.${m}_pcts[${k + 1}] as ${m}_p${String(p).padStart(2, '0')}`)) : [];
+  // In bucket and timestamp order, which one sort gives and the grouping then keeps.
   return `
     select g.*${named.map((n) => `, ${n}`).join('')}, true as whole from (
-      select ${bucketOf(args.period, 'ts', z)} as bucket, count(*) as n${[...statistics, ...percentileArrays].map((s) => `, ${s}`).join('')}
+      select bucket, count(*) as n${[...statistics, ...percentileArrays].map((s) => `, ${s}`).join('')}
       from (
-        select r.ts, ${used.length ? used.map(valueOf).join(', ') : 'null'}
+        select ${bucketOf(args.period, 'r.ts', z)} as bucket, r.ts, ${used.length ? used.map(valueOf).join(', ') : 'null'}
         from ${source} ${failing} cross join range
         where r.station_id = $1 and r.ts >= range.lo and r.ts < range.hi and ($4::text is null or r.quality_flag = $4)
-        order by r.ts
+        order by bucket, r.ts
       ) readings
-      group by 1
+      group by bucket
     ) g`;
 }
 
@@ -136,12 +157,12 @@ export type LocalPeriods = { rows: PeriodRow[]; labels: string[]; seen?: { settl
 /**
  * The periods of a local aggregate, from `read` (a pool's or a connection's): from the hourly rollup when
  * the zone keeps whole hours (its offset now, and then over every hour summed, which the statement says),
- * else, and for percentiles, as of an instant or with readings left out, from the readings.
+ * else (and as of an instant or with readings left out) from the readings; percentiles always from the readings.
  */
 export async function localPeriods(
   read: <R extends pg.QueryResultRow>(query: pg.QueryConfig) => Promise<R[]>, args: LocalArgs, intervalSeconds: number, leftOut?: LeftOut,
 ): Promise<LocalPeriods> {
-  const fromReadings = Boolean(args.percentiles?.length || args.asOf || leftOut || !keepsWholeHoursNow(args.tz ?? 'UTC'));
+  const fromReadings = Boolean(args.asOf || leftOut || !keepsWholeHoursNow(args.tz ?? 'UTC'));
   let rows = await read<(string | number | null)[]>(localStatement(args, intervalSeconds, fromReadings ? 'readings' : 'hourly', leftOut));
   if (!fromReadings && rows.some((row) => row.at(-1) === 0)) rows = await read<(string | number | null)[]>(localStatement(args, intervalSeconds, 'readings', leftOut));
   const first = rows[0];

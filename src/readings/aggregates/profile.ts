@@ -21,8 +21,9 @@ const slotOf: Record<ProfileSlot, string> = { hour_of_day: 'hour', day_of_week: 
 /**
  * The statement of a profile: the metric's statistics per slot of the zone's calendar over the range (the
  * zone's dates), slots without values absent. From the hourly rollup, whose buckets each lie in one of the
- * zone's hours while its offset is a whole number of hours (the last column says whether they all did);
- * from the readings for percentiles and for the other zones.
+ * zone's hours while its offset is a whole number of hours (the last column says whether they all did),
+ * with the percentiles, which no rollup holds, grouped from the readings beside it; from the readings
+ * alone for the other zones.
  */
 function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.QueryConfig {
   const m = args.param;
@@ -32,23 +33,28 @@ function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.
     select coalesce(($2::date)::timestamp at time zone $5::text, '-infinity'::timestamptz) as lo,
            coalesce(($3::date + 1)::timestamp at time zone $5::text, 'infinity'::timestamptz) as hi`;
   const slot = (at: string) => `extract(${slotOf[args.by]} from ${at} at time zone $5::text)::int`;
+  const readings = `readings r cross join range
+      where r.station_id = $1 and ($4::text is null or r.quality_flag = $4) and r.ts >= range.lo and r.ts < range.hi`;
+  const percentiles = (fractions && `percentile_cont(${fractions}) within group (order by r.${m})`) ?? 'null::float8[]';
   const text = source === 'hourly'
     ? `
-      with range as (${range})
-      select ${slot('h.bucket')} as slot, sum(h.${m}_count::float8) as count,
-             sum(h.${m}_sum) / nullif(sum(h.${m}_count::float8), 0) as mean,
-             envmon_sd_merge(array[h.${m}_count::float8, coalesce(h.${m}_sum, 0), h.${m}_m2]) as sd,
-             null::float8[] as percentiles,
-             bool_and(extract(minute from h.bucket at time zone $5::text) = 0 and extract(second from h.bucket at time zone $5::text) = 0) as whole
-      from readings_hourly h cross join range
-      where h.station_id = $1 and ($4::text is null or h.quality_flag = $4) and h.bucket >= range.lo and h.bucket < range.hi
-      group by 1 having sum(h.${m}_count) > 0 order by 1`
+      with range as (${range}), slots as (
+        select ${slot('h.bucket')} as slot, sum(h.${m}_count::float8) as count,
+               sum(h.${m}_sum) / nullif(sum(h.${m}_count::float8), 0) as mean,
+               envmon_sd_merge(array[h.${m}_count::float8, coalesce(h.${m}_sum, 0), h.${m}_m2]) as sd,
+               bool_and(extract(minute from h.bucket at time zone $5::text) = 0 and extract(second from h.bucket at time zone $5::text) = 0) as whole
+        from readings_hourly h cross join range
+        where h.station_id = $1 and ($4::text is null or h.quality_flag = $4) and h.bucket >= range.lo and h.bucket < range.hi
+        group by 1 having sum(h.${m}_count) > 0
+      )
+      select s.slot, s.count, s.mean, s.sd, ${fractions ? 'q.percentiles' : 'null::float8[] as percentiles'}, s.whole
+      from slots s ${fractions ? `left join (select ${slot('r.ts')} as slot, ${percentiles} as percentiles from ${readings} group by 1) q using (slot)` : ''}
+      order by 1`
     : `
       with range as (${range})
       select ${slot('r.ts')} as slot, count(r.${m})::float8 as count, avg(r.${m}) as mean, stddev_samp(r.${m}) as sd,
-             ${fractions ? `percentile_cont(${fractions}) within group (order by r.${m})` : 'null::float8[]'} as percentiles, true as whole
-      from readings r cross join range
-      where r.station_id = $1 and ($4::text is null or r.quality_flag = $4) and r.ts >= range.lo and r.ts < range.hi
+             ${percentiles} as percentiles, true as whole
+      from ${readings}
       group by 1 having count(r.${m}) > 0 order by 1`;
   return { text: `select *, exists (select 1 from rollup_backlog where station_id = $1) as waiting from (${text}) p`, values };
 }
@@ -57,14 +63,13 @@ function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.
 export type Profile = { rows: ProfileRow[]; waiting: boolean };
 
 /**
- * The profile's slots, from the hourly rollup where the zone keeps whole hours over the range, else (and
- * for percentiles) from the readings.
+ * The profile's slots, from the hourly rollup where the zone keeps whole hours over the range (percentiles
+ * from the readings beside it), else from the readings.
  */
 export async function readProfile(pool: PgPool, args: ProfileArgs): Promise<Profile> {
   type Row = { slot: number; count: number; mean: number | null; sd: number | null; percentiles: number[] | null; whole: boolean; waiting: boolean };
-  const fromReadings = Boolean(args.percentiles?.length);
-  let rows = (await pool.read<Row>(profileStatement(args, fromReadings ? 'readings' : 'hourly'))).rows;
-  if (!fromReadings && rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
+  let rows = (await pool.read<Row>(profileStatement(args, 'hourly'))).rows;
+  if (rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
   return {
     rows: rows.map((row) => ({ slot: row.slot, count: row.count, mean: row.mean, sd: row.sd, percentiles: row.percentiles ?? [] })),
     waiting: rows.some((row) => row.waiting),

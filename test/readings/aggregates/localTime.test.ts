@@ -190,6 +190,29 @@ describeEngines(`statistics in local time, across clock changes (LOCAL_SEED=${se
     assert.ok(one.results.every((r: Record<string, unknown>) => 'temperature_c_p50' in r));
   });
 
+  it('reads percentiles bucket by bucket as the grouped readings give them (as_of reads them grouped)', async function () {
+    this.timeout(120_000);
+    // An instant after every batch above: as of it the archive holds what it holds now, read by grouping the readings.
+    const asOf = new Date().toISOString();
+    const percentiles = '1,5,50,95,99';
+    for (const station of Object.keys(stretches)) {
+      for (const zone of ['UTC', zones[station]!, 'Asia/Kolkata']) {
+        for (const period of ['hour', 'day', 'week', 'month']) {
+          for (const quality of [undefined, 'suspect']) {
+            const query = `station=${station}&period=${period}&tz=${zone}&percentiles=${percentiles}&from_date=2026-03-06&to_date=2026-10-31${quality ? `&quality=${quality}` : ''}`;
+            const [direct, grouped] = [(await get(query)).results, (await get(`${query}&as_of=${asOf}`)).results] as Record<string, unknown>[][];
+            assert.deepEqual(direct!.map((r) => r.period_start), grouped!.map((r) => r.period_start), `${query}: buckets`);
+            direct!.forEach((r, i) => {
+              const names = Object.keys(r).filter((k) => /_p\d\d$/.test(k) || k === 'count' || k === 'expected');
+              assert.ok(names.length > 2, query);
+              for (const name of names) assert.equal(r[name], grouped![i]![name], `${query} ${r.period_start} ${name}`);
+            });
+          }
+        }
+      }
+    }
+  });
+
   it('follows a backfill into a day of a clock change and an operator\'s override, read after their answers', async function () {
     this.timeout(60_000);
     // Readings missing from the 29 March stretch, posted late, then the day's morning flagged invalid.
