@@ -144,25 +144,28 @@ export async function qcConfigOf(pool: PgPool, stationId: string, at?: string): 
 
 /** The configuration `stationId` runs at `at` (now when absent), and whether it is its own or the defaults. */
 export async function qcConfigInForce(pool: PgPool, stationId: string, at?: string): Promise<{ config: QcConfig; own: boolean }> {
-  const own = await latestConfig(pool, stationId, at);
+  const own = (await latestConfigs(pool, [stationId], at)).get(stationId);
   return own ? { config: orderedConfig(own), own: true } : { config: defaultQcConfig, own: false };
 }
 
 /** The configuration of each station at `at`, by station. */
 export async function qcConfigsOf(pool: PgPool, stationIds: readonly string[], at?: string): Promise<Record<string, QcConfig>> {
-  const configs: Record<string, QcConfig> = {};
-  for (const id of stationIds) configs[id] = await qcConfigOf(pool, id, at);
-  return configs;
+  const own = await latestConfigs(pool, stationIds, at);
+  return Object.fromEntries(stationIds.map((id) => {
+    const config = own.get(id);
+    return [id, config ? orderedConfig(config) : defaultQcConfig];
+  }));
 }
 
-async function latestConfig(pool: PgPool, stationId: string, at?: string): Promise<QcConfig | null> {
-  const { rows } = await pool.read<{ config: QcConfig | null }>({
-    text: `select config from qc_configs
-           where station_id = $1 and set_at <= coalesce($2::timestamptz, clock_timestamp())
-           order by set_at desc limit 1`,
-    values: [stationId, at ?? null],
+/** Each station's own configuration at `at` (now when absent), in one query: absent where it runs the defaults (none set, or the last one set null). */
+async function latestConfigs(pool: PgPool, stationIds: readonly string[], at?: string): Promise<Map<string, QcConfig>> {
+  const { rows } = await pool.read<{ station_id: string; config: QcConfig | null }>({
+    text: `select distinct on (station_id) station_id, config from qc_configs
+           where station_id = any($1::text[]) and set_at <= coalesce($2::timestamptz, clock_timestamp())
+           order by station_id, set_at desc`,
+    values: [[...stationIds], at ?? null],
   });
-  return rows[0]?.config ?? null;
+  return new Map(rows.flatMap((row) => (row.config ? [[row.station_id, row.config] as const] : [])));
 }
 
 /** Sets the station's configuration from now on (null: the defaults again); earlier versions are kept. */
