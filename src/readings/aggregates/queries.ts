@@ -171,20 +171,22 @@ function rawRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[],
   const bucket = period === 'month' ? `date_trunc('month', ts, 'UTC')`
     : `date_bin('${period === 'week' ? '7 days' : `1 ${period}`}', ts, '2000-01-03 00:00:00+00')`;
   const statistics = metrics.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
+  // The function takes the station and the range itself; the table is given them as conditions.
   const source = raw.asOfParam
-    ? `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`
-    : `readings r where r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}`;
+    ? { from: `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`, where: 'true' }
+    : { from: 'readings r', where: `r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}` };
   const [us, mask] = raw.failingParams ?? [];
   const values = metrics.map((m) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`));
   const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';
-  const [from, where] = source.split(' where ');
+  // The statement's shape, and so the order in which a bucket's readings are summed, is that of the
+  // snapshots made since 0.11.0, whose bytes may never change: it stays as it is.
   return `
     select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (
       select ${bucket} as bucket, count(*) as n${statistics.map((stat) => `, ${stat}`).join('')}
       from (
         select r.ts, ${values.length ? values.join(', ') : 'null'}
-        from ${from} ${failing}
-        where ${where ? `${where} and ` : ''}($4::text is null or r.quality_flag = $4)
+        from ${source.from} ${failing}
+        where ${source.where} and ($4::text is null or r.quality_flag = $4)
         order by r.ts
       ) readings
       group by 1
