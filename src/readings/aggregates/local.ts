@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { AggregatePeriod } from '../core/params.js';
 import { rollupMetrics, type RollupMetric } from '../reading.js';
 import type { AsOf } from '../core/asOf.js';
-import { offsetMinutes } from '../core/timeZone.js';
+import { keepsWholeHoursNow } from '../core/timeZone.js';
 import { columnSql, columnsOf, type AggregateColumn } from './columns.js';
 
 /** What a local aggregate is of (the fields of AggregateArgs it reads). */
@@ -169,9 +169,6 @@ export async function localPeriods(
   const seen = first && { settledVersion: first.at(-3) == null ? null : String(first.at(-3)), backlog: first.at(-2) === 1 };
   return { rows: rows.map((row) => row.slice(1, -3) as PeriodRow), labels: rows.map((row) => row[0] as string), seen };
 }
-
-/** Whether the zone's offset now is a whole number of hours (India's, Nepal's and Newfoundland's are not). */
-const keepsWholeHoursNow = (zone: string) => offsetMinutes(zone) % 60 === 0;
 
 /** The periods as AggregateResult JSON objects, comma-separated. */
 export function localJson(periods: LocalPeriods, columns: readonly AggregateColumn[]): string {

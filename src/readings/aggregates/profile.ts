@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { PgPool } from '../../db/pgPool.js';
 import { parquetBuffer, type ParquetColumn } from '../../formats/parquet.js';
 import { percentileName } from '../core/params.js';
+import { keepsWholeHoursNow } from '../core/timeZone.js';
 import type { QualityFlag, RollupMetric } from '../reading.js';
 
 /** What a profile's slots are: the zone's hour of the day (0-23), day of the week (1-7 from Monday), month of the year (1-12). */
@@ -63,13 +64,15 @@ function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.
 export type Profile = { rows: ProfileRow[]; waiting: boolean };
 
 /**
- * The profile's slots, from the hourly rollup where the zone keeps whole hours over the range (percentiles
- * from the readings beside it), else from the readings.
+ * The profile's slots, from the hourly rollup where the zone keeps whole hours (its offset now, and then
+ * over every hour summed, which the statement says; percentiles from the readings beside it), else from
+ * the readings.
  */
 export async function readProfile(pool: PgPool, args: ProfileArgs): Promise<Profile> {
   type Row = { slot: number; count: number; mean: number | null; sd: number | null; percentiles: number[] | null; whole: boolean; waiting: boolean };
-  let rows = (await pool.read<Row>(profileStatement(args, 'hourly'))).rows;
-  if (rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
+  const fromReadings = !keepsWholeHoursNow(args.tz);
+  let rows = (await pool.read<Row>(profileStatement(args, fromReadings ? 'readings' : 'hourly'))).rows;
+  if (!fromReadings && rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
   return {
     rows: rows.map((row) => ({ slot: row.slot, count: row.count, mean: row.mean, sd: row.sd, percentiles: row.percentiles ?? [] })),
     waiting: rows.some((row) => row.waiting),

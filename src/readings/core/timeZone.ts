@@ -74,3 +74,6 @@ export function offsetMinutes(zone: string, at: Date = new Date()): number {
   const match = /([+-])(\d{2}):(\d{2})/.exec(name);
   return match ? (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) : 0;
 }
+
+/** Whether the zone's offset now is a whole number of hours (India's, Nepal's and Newfoundland's are not): whether the hourly rollup can answer for it. */
+export const keepsWholeHoursNow = (zone: string) => offsetMinutes(zone) % 60 === 0;
