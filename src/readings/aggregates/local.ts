@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AggregatePeriod } from '../core/params.js';
+import { percentileName, type AggregatePeriod } from '../core/params.js';
 import { rollupMetrics, type RollupMetric } from '../reading.js';
 import type { AsOf } from '../core/asOf.js';
 import { keepsWholeHoursNow } from '../core/timeZone.js';
@@ -80,10 +80,10 @@ function localStatement(args: LocalArgs, intervalSeconds: number, source: Source
       from (${rows}) rows
       group by bucket
     ), covered as (
-      select p.*, e.expected, case when e.expected > 0 then (floor(c.per_mille) + (c.per_mille - floor(c.per_mille) >= 0.5)::int) / 10 end as coverage_pct,
-             greatest(p.bucket, range.lo) as span_start, least(${nextOf(args.period, 'p.bucket', z)}, range.hi) as span_end
+      select p.*, s.span_start, s.span_end, e.expected, case when e.expected > 0 then (floor(c.per_mille) + (c.per_mille - floor(c.per_mille) >= 0.5)::int) / 10 end as coverage_pct
       from periods p cross join range
-        cross join lateral (select ceil(extract(epoch from least(${nextOf(args.period, 'p.bucket', z)}, range.hi) - greatest(p.bucket, range.lo)) / $5::float8) as expected) e
+        cross join lateral (select greatest(p.bucket, range.lo) as span_start, least(${nextOf(args.period, 'p.bucket', z)}, range.hi) as span_end) s
+        cross join lateral (select ceil(extract(epoch from s.span_end - s.span_start) / $5::float8) as expected) e
         cross join lateral (select p.n / nullif(e.expected, 0) * 1000 as per_mille) c
     )
     select ${label} as label, date_part('epoch', bucket) * 1000, n, ${columns.map((c) => threshold(c, valueOf(c))).join(', ')}, expected, coverage_pct,
@@ -136,7 +136,7 @@ function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, 
   const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';
   const statistics = used.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
   const percentileArrays = fractions ? used.map((m) => `percentile_cont(${fractions}::float8[]) within group (order by ${m}) as ${m}_pcts`) : [];
-  const named = fractions ? used.flatMap((m) => percentiles.map((p, k) => `g.${m}_pcts[${k + 1}] as ${m}_p${String(p).padStart(2, '0')}`)) : [];
+  const named = fractions ? used.flatMap((m) => percentiles.map((p, k) => `g.${m}_pcts[${k + 1}] as ${percentileName(m, p)}`)) : [];
   // In bucket and timestamp order, which one sort gives and the grouping then keeps.
   return `
     select g.*${named.map((n) => `, ${n}`).join('')}, true as whole from (
