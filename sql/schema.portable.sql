@@ -156,50 +156,50 @@ table readings_daily (
   quality_flag text not null,
   n bigint not null,
   temperature_c_count bigint not null,
-  temperature_c_sum double precision,
+  temperature_c_sum numeric,
   temperature_c_min double precision,
   temperature_c_max double precision,
-  temperature_c_m2 double precision not null,
+  temperature_c_sumsq numeric,
   humidity_rh_count bigint not null,
-  humidity_rh_sum double precision,
+  humidity_rh_sum numeric,
   humidity_rh_min double precision,
   humidity_rh_max double precision,
-  humidity_rh_m2 double precision not null,
+  humidity_rh_sumsq numeric,
   pressure_hpa_count bigint not null,
-  pressure_hpa_sum double precision,
+  pressure_hpa_sum numeric,
   pressure_hpa_min double precision,
   pressure_hpa_max double precision,
-  pressure_hpa_m2 double precision not null,
+  pressure_hpa_sumsq numeric,
   pm1_0_count bigint not null,
-  pm1_0_sum double precision,
+  pm1_0_sum numeric,
   pm1_0_min double precision,
   pm1_0_max double precision,
-  pm1_0_m2 double precision not null,
+  pm1_0_sumsq numeric,
   pm2_5_count bigint not null,
-  pm2_5_sum double precision,
+  pm2_5_sum numeric,
   pm2_5_min double precision,
   pm2_5_max double precision,
-  pm2_5_m2 double precision not null,
+  pm2_5_sumsq numeric,
   pm10_count bigint not null,
-  pm10_sum double precision,
+  pm10_sum numeric,
   pm10_min double precision,
   pm10_max double precision,
-  pm10_m2 double precision not null,
+  pm10_sumsq numeric,
   co2_ppm_count bigint not null,
-  co2_ppm_sum double precision,
+  co2_ppm_sum numeric,
   co2_ppm_min double precision,
   co2_ppm_max double precision,
-  co2_ppm_m2 double precision not null,
+  co2_ppm_sumsq numeric,
   co_ppm_count bigint not null,
-  co_ppm_sum double precision,
+  co_ppm_sum numeric,
   co_ppm_min double precision,
   co_ppm_max double precision,
-  co_ppm_m2 double precision not null,
+  co_ppm_sumsq numeric,
   uv_index_count bigint not null,
-  uv_index_sum double precision,
+  uv_index_sum numeric,
   uv_index_min double precision,
   uv_index_max double precision,
-  uv_index_m2 double precision not null
+  uv_index_sumsq numeric
 )
 
 table readings_hourly (
@@ -208,50 +208,50 @@ table readings_hourly (
   quality_flag text not null,
   n bigint not null,
   temperature_c_count bigint not null,
-  temperature_c_sum double precision,
+  temperature_c_sum numeric,
   temperature_c_min double precision,
   temperature_c_max double precision,
-  temperature_c_m2 double precision not null,
+  temperature_c_sumsq numeric,
   humidity_rh_count bigint not null,
-  humidity_rh_sum double precision,
+  humidity_rh_sum numeric,
   humidity_rh_min double precision,
   humidity_rh_max double precision,
-  humidity_rh_m2 double precision not null,
+  humidity_rh_sumsq numeric,
   pressure_hpa_count bigint not null,
-  pressure_hpa_sum double precision,
+  pressure_hpa_sum numeric,
   pressure_hpa_min double precision,
   pressure_hpa_max double precision,
-  pressure_hpa_m2 double precision not null,
+  pressure_hpa_sumsq numeric,
   pm1_0_count bigint not null,
-  pm1_0_sum double precision,
+  pm1_0_sum numeric,
   pm1_0_min double precision,
   pm1_0_max double precision,
-  pm1_0_m2 double precision not null,
+  pm1_0_sumsq numeric,
   pm2_5_count bigint not null,
-  pm2_5_sum double precision,
+  pm2_5_sum numeric,
   pm2_5_min double precision,
   pm2_5_max double precision,
-  pm2_5_m2 double precision not null,
+  pm2_5_sumsq numeric,
   pm10_count bigint not null,
-  pm10_sum double precision,
+  pm10_sum numeric,
   pm10_min double precision,
   pm10_max double precision,
-  pm10_m2 double precision not null,
+  pm10_sumsq numeric,
   co2_ppm_count bigint not null,
-  co2_ppm_sum double precision,
+  co2_ppm_sum numeric,
   co2_ppm_min double precision,
   co2_ppm_max double precision,
-  co2_ppm_m2 double precision not null,
+  co2_ppm_sumsq numeric,
   co_ppm_count bigint not null,
-  co_ppm_sum double precision,
+  co_ppm_sum numeric,
   co_ppm_min double precision,
   co_ppm_max double precision,
-  co_ppm_m2 double precision not null,
+  co_ppm_sumsq numeric,
   uv_index_count bigint not null,
-  uv_index_sum double precision,
+  uv_index_sum numeric,
   uv_index_min double precision,
   uv_index_max double precision,
-  uv_index_m2 double precision not null
+  uv_index_sumsq numeric
 )
 
 table readings_monthly (
@@ -260,50 +260,50 @@ table readings_monthly (
   quality_flag text not null,
   n bigint not null,
   temperature_c_count bigint not null,
-  temperature_c_sum double precision,
+  temperature_c_sum numeric,
   temperature_c_min double precision,
   temperature_c_max double precision,
-  temperature_c_m2 double precision not null,
+  temperature_c_sumsq numeric,
   humidity_rh_count bigint not null,
-  humidity_rh_sum double precision,
+  humidity_rh_sum numeric,
   humidity_rh_min double precision,
   humidity_rh_max double precision,
-  humidity_rh_m2 double precision not null,
+  humidity_rh_sumsq numeric,
   pressure_hpa_count bigint not null,
-  pressure_hpa_sum double precision,
+  pressure_hpa_sum numeric,
   pressure_hpa_min double precision,
   pressure_hpa_max double precision,
-  pressure_hpa_m2 double precision not null,
+  pressure_hpa_sumsq numeric,
   pm1_0_count bigint not null,
-  pm1_0_sum double precision,
+  pm1_0_sum numeric,
   pm1_0_min double precision,
   pm1_0_max double precision,
-  pm1_0_m2 double precision not null,
+  pm1_0_sumsq numeric,
   pm2_5_count bigint not null,
-  pm2_5_sum double precision,
+  pm2_5_sum numeric,
   pm2_5_min double precision,
   pm2_5_max double precision,
-  pm2_5_m2 double precision not null,
+  pm2_5_sumsq numeric,
   pm10_count bigint not null,
-  pm10_sum double precision,
+  pm10_sum numeric,
   pm10_min double precision,
   pm10_max double precision,
-  pm10_m2 double precision not null,
+  pm10_sumsq numeric,
   co2_ppm_count bigint not null,
-  co2_ppm_sum double precision,
+  co2_ppm_sum numeric,
   co2_ppm_min double precision,
   co2_ppm_max double precision,
-  co2_ppm_m2 double precision not null,
+  co2_ppm_sumsq numeric,
   co_ppm_count bigint not null,
-  co_ppm_sum double precision,
+  co_ppm_sum numeric,
   co_ppm_min double precision,
   co_ppm_max double precision,
-  co_ppm_m2 double precision not null,
+  co_ppm_sumsq numeric,
   uv_index_count bigint not null,
-  uv_index_sum double precision,
+  uv_index_sum numeric,
   uv_index_min double precision,
   uv_index_max double precision,
-  uv_index_m2 double precision not null
+  uv_index_sumsq numeric
 )
 
 table readings_removed (
@@ -333,50 +333,50 @@ table readings_weekly (
   quality_flag text not null,
   n bigint not null,
   temperature_c_count bigint not null,
-  temperature_c_sum double precision,
+  temperature_c_sum numeric,
   temperature_c_min double precision,
   temperature_c_max double precision,
-  temperature_c_m2 double precision not null,
+  temperature_c_sumsq numeric,
   humidity_rh_count bigint not null,
-  humidity_rh_sum double precision,
+  humidity_rh_sum numeric,
   humidity_rh_min double precision,
   humidity_rh_max double precision,
-  humidity_rh_m2 double precision not null,
+  humidity_rh_sumsq numeric,
   pressure_hpa_count bigint not null,
-  pressure_hpa_sum double precision,
+  pressure_hpa_sum numeric,
   pressure_hpa_min double precision,
   pressure_hpa_max double precision,
-  pressure_hpa_m2 double precision not null,
+  pressure_hpa_sumsq numeric,
   pm1_0_count bigint not null,
-  pm1_0_sum double precision,
+  pm1_0_sum numeric,
   pm1_0_min double precision,
   pm1_0_max double precision,
-  pm1_0_m2 double precision not null,
+  pm1_0_sumsq numeric,
   pm2_5_count bigint not null,
-  pm2_5_sum double precision,
+  pm2_5_sum numeric,
   pm2_5_min double precision,
   pm2_5_max double precision,
-  pm2_5_m2 double precision not null,
+  pm2_5_sumsq numeric,
   pm10_count bigint not null,
-  pm10_sum double precision,
+  pm10_sum numeric,
   pm10_min double precision,
   pm10_max double precision,
-  pm10_m2 double precision not null,
+  pm10_sumsq numeric,
   co2_ppm_count bigint not null,
-  co2_ppm_sum double precision,
+  co2_ppm_sum numeric,
   co2_ppm_min double precision,
   co2_ppm_max double precision,
-  co2_ppm_m2 double precision not null,
+  co2_ppm_sumsq numeric,
   co_ppm_count bigint not null,
-  co_ppm_sum double precision,
+  co_ppm_sum numeric,
   co_ppm_min double precision,
   co_ppm_max double precision,
-  co_ppm_m2 double precision not null,
+  co_ppm_sumsq numeric,
   uv_index_count bigint not null,
-  uv_index_sum double precision,
+  uv_index_sum numeric,
   uv_index_min double precision,
   uv_index_max double precision,
-  uv_index_m2 double precision not null
+  uv_index_sumsq numeric
 )
 
 table research_programmes (
@@ -711,6 +711,12 @@ begin
     using station, times, first_ts, last_ts;
 end $function$
 
+CREATE OR REPLACE FUNCTION public.envmon_decimal(double precision)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ select $1::text::numeric $function$
+
 CREATE OR REPLACE FUNCTION public.envmon_latest_reading(station text)
  RETURNS SETOF readings
  LANGUAGE plpgsql
@@ -735,6 +741,12 @@ AS $function$
     || to_char(abs(extract(epoch from o))::int / 3600, 'FM00') || ':' || to_char(abs(extract(epoch from o))::int / 60 % 60, 'FM00')
   from (select (at at time zone zone) - (at at time zone 'UTC') as o) offsets
 $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_mean(n numeric, total numeric)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$ select case when n > 0 then (round(total, greatest(scale(total), 40)) / n)::double precision end $function$
 
 CREATE OR REPLACE FUNCTION public.envmon_readings_as_of(stations text[], first_ts timestamp with time zone, end_ts timestamp with time zone, as_of timestamp with time zone)
  RETURNS SETOF readings
@@ -780,13 +792,14 @@ begin
   if unit is null then
     raise exception 'no rollup named %', rollup using errcode = '22023';
   end if;
-  select string_agg(format('count(%1$I)::bigint as %1$I_count, sum(%1$I) as %1$I_sum', m), ', '),
-         string_agg(format('%1$I_count::bigint as %1$I_count, %1$I_sum', m), ', '),
+  select string_agg(format('count(%1$I)::bigint as %1$I_count, sum(envmon_decimal(%1$I)) as %1$I_sum, '
+                           'sum(envmon_decimal(%1$I) * envmon_decimal(%1$I)) as %1$I_sumsq', m), ', '),
+         string_agg(format('%1$I_count::bigint as %1$I_count, %1$I_sum, %1$I_sumsq', m), ', '),
          string_agg(format(
            'when r.%1$I_count is distinct from g.%1$I_count then %2$L '
-           'when (r.%1$I_sum is null) <> (g.%1$I_sum is null) '
-           '  or abs(r.%1$I_sum - g.%1$I_sum) > 1e-9 * greatest(abs(r.%1$I_sum), abs(g.%1$I_sum), 1) then %3$L',
-           m, m || '_count', m || '_sum'), ' ')
+           'when r.%1$I_sum is distinct from g.%1$I_sum then %3$L '
+           'when r.%1$I_sumsq is distinct from g.%1$I_sumsq then %4$L',
+           m, m || '_count', m || '_sum', m || '_sumsq'), ' ')
     into grouped, rolled, checks
   from unnest(metrics) as m;
   return query execute format($query$
@@ -844,7 +857,7 @@ AS $function$
     unit,
     string_agg(format(
       'sum(%1$I_count)::bigint as %1$I_count, sum(%1$I_sum) as %1$I_sum, min(%1$I_min) as %1$I_min, max(%1$I_max) as %1$I_max, '
-      'envmon_m2_merge(array[%1$I_count::float8, coalesce(%1$I_sum, 0), %1$I_m2]) as %1$I_m2', m), ', '),
+      'sum(%1$I_sumsq) as %1$I_sumsq', m), ', '),
     source)
   from unnest(envmon_rollup_metrics()) as m
 $function$
@@ -855,10 +868,11 @@ CREATE OR REPLACE FUNCTION public.envmon_rollup_select(unit text, source text)
  IMMUTABLE
 AS $function$
   select format(
-    'select station_id, %s as bucket, quality_flag, count(*) as n, %s from %s group by 1, 2, 3',
+    'select station_id, %s as bucket, quality_flag, count(*) as n, %s from (select station_id, ts, quality_flag, %s from %s offset 0) d group by 1, 2, 3',
     case unit when 'hour' then 'date_bin(''1 hour'', ts, ''2000-01-01 00:00:00+00'')' else format('date_trunc(%L, ts, ''UTC'')', unit) end,
     string_agg(format(
-      'count(%1$I) as %1$I_count, sum(%1$I) as %1$I_sum, min(%1$I) as %1$I_min, max(%1$I) as %1$I_max, envmon_m2(%1$I) as %1$I_m2', m), ', '),
+      'count(%1$I) as %1$I_count, sum(%2$I) as %1$I_sum, min(%1$I) as %1$I_min, max(%1$I) as %1$I_max, sum(%2$I * %2$I) as %1$I_sumsq', m, m || '_d'), ', '),
+    string_agg(format('%1$I, envmon_decimal(%1$I) as %2$I', m, m || '_d'), ', '),
     source)
   from unnest(envmon_rollup_metrics()) as m
 $function$
@@ -874,7 +888,7 @@ $function$
 CREATE OR REPLACE FUNCTION public.envmon_rollups_add()
  RETURNS trigger
  LANGUAGE plpgsql
-AS $function$ begin with hourly as materialized (select station_id, date_bin('1 hour', ts, '2000-01-01 00:00:00+00') as bucket, quality_flag, count(*) as n, count(temperature_c) as temperature_c_count, sum(temperature_c) as temperature_c_sum, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max, envmon_m2(temperature_c) as temperature_c_m2, count(humidity_rh) as humidity_rh_count, sum(humidity_rh) as humidity_rh_sum, min(humidity_rh) as humidity_rh_min, max(humidity_rh) as humidity_rh_max, envmon_m2(humidity_rh) as humidity_rh_m2, count(pressure_hpa) as pressure_hpa_count, sum(pressure_hpa) as pressure_hpa_sum, min(pressure_hpa) as pressure_hpa_min, max(pressure_hpa) as pressure_hpa_max, envmon_m2(pressure_hpa) as pressure_hpa_m2, count(pm1_0) as pm1_0_count, sum(pm1_0) as pm1_0_sum, min(pm1_0) as pm1_0_min, max(pm1_0) as pm1_0_max, envmon_m2(pm1_0) as pm1_0_m2, count(pm2_5) as pm2_5_count, sum(pm2_5) as pm2_5_sum, min(pm2_5) as pm2_5_min, max(pm2_5) as pm2_5_max, envmon_m2(pm2_5) as pm2_5_m2, count(pm10) as pm10_count, sum(pm10) as pm10_sum, min(pm10) as pm10_min, max(pm10) as pm10_max, envmon_m2(pm10) as pm10_m2, count(co2_ppm) as co2_ppm_count, sum(co2_ppm) as co2_ppm_sum, min(co2_ppm) as co2_ppm_min, max(co2_ppm) as co2_ppm_max, envmon_m2(co2_ppm) as co2_ppm_m2, count(co_ppm) as co_ppm_count, sum(co_ppm) as co_ppm_sum, min(co_ppm) as co_ppm_min, max(co_ppm) as co_ppm_max, envmon_m2(co_ppm) as co_ppm_m2, count(uv_index) as uv_index_count, sum(uv_index) as uv_index_sum, min(uv_index) as uv_index_min, max(uv_index) as uv_index_max, envmon_m2(uv_index) as uv_index_m2 from new_rows group by 1, 2, 3), d as (insert into readings_daily as r select station_id, date_trunc('day', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, envmon_m2_merge(array[temperature_c_count::float8, coalesce(temperature_c_sum, 0), temperature_c_m2]) as temperature_c_m2, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, envmon_m2_merge(array[humidity_rh_count::float8, coalesce(humidity_rh_sum, 0), humidity_rh_m2]) as humidity_rh_m2, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, envmon_m2_merge(array[pressure_hpa_count::float8, coalesce(pressure_hpa_sum, 0), pressure_hpa_m2]) as pressure_hpa_m2, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, envmon_m2_merge(array[pm1_0_count::float8, coalesce(pm1_0_sum, 0), pm1_0_m2]) as pm1_0_m2, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, envmon_m2_merge(array[pm2_5_count::float8, coalesce(pm2_5_sum, 0), pm2_5_m2]) as pm2_5_m2, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, envmon_m2_merge(array[pm10_count::float8, coalesce(pm10_sum, 0), pm10_m2]) as pm10_m2, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, envmon_m2_merge(array[co2_ppm_count::float8, coalesce(co2_ppm_sum, 0), co2_ppm_m2]) as co2_ppm_m2, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, envmon_m2_merge(array[co_ppm_count::float8, coalesce(co_ppm_sum, 0), co_ppm_m2]) as co_ppm_m2, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, envmon_m2_merge(array[uv_index_count::float8, coalesce(uv_index_sum, 0), uv_index_m2]) as uv_index_m2 from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_m2 = (float8_combine(array[r.temperature_c_count::float8, coalesce(r.temperature_c_sum, 0), r.temperature_c_m2], array[excluded.temperature_c_count::float8, coalesce(excluded.temperature_c_sum, 0), excluded.temperature_c_m2]))[3], temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_m2 = (float8_combine(array[r.humidity_rh_count::float8, coalesce(r.humidity_rh_sum, 0), r.humidity_rh_m2], array[excluded.humidity_rh_count::float8, coalesce(excluded.humidity_rh_sum, 0), excluded.humidity_rh_m2]))[3], humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_m2 = (float8_combine(array[r.pressure_hpa_count::float8, coalesce(r.pressure_hpa_sum, 0), r.pressure_hpa_m2], array[excluded.pressure_hpa_count::float8, coalesce(excluded.pressure_hpa_sum, 0), excluded.pressure_hpa_m2]))[3], pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_m2 = (float8_combine(array[r.pm1_0_count::float8, coalesce(r.pm1_0_sum, 0), r.pm1_0_m2], array[excluded.pm1_0_count::float8, coalesce(excluded.pm1_0_sum, 0), excluded.pm1_0_m2]))[3], pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_m2 = (float8_combine(array[r.pm2_5_count::float8, coalesce(r.pm2_5_sum, 0), r.pm2_5_m2], array[excluded.pm2_5_count::float8, coalesce(excluded.pm2_5_sum, 0), excluded.pm2_5_m2]))[3], pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_m2 = (float8_combine(array[r.pm10_count::float8, coalesce(r.pm10_sum, 0), r.pm10_m2], array[excluded.pm10_count::float8, coalesce(excluded.pm10_sum, 0), excluded.pm10_m2]))[3], pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_m2 = (float8_combine(array[r.co2_ppm_count::float8, coalesce(r.co2_ppm_sum, 0), r.co2_ppm_m2], array[excluded.co2_ppm_count::float8, coalesce(excluded.co2_ppm_sum, 0), excluded.co2_ppm_m2]))[3], co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_m2 = (float8_combine(array[r.co_ppm_count::float8, coalesce(r.co_ppm_sum, 0), r.co_ppm_m2], array[excluded.co_ppm_count::float8, coalesce(excluded.co_ppm_sum, 0), excluded.co_ppm_m2]))[3], co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_m2 = (float8_combine(array[r.uv_index_count::float8, coalesce(r.uv_index_sum, 0), r.uv_index_m2], array[excluded.uv_index_count::float8, coalesce(excluded.uv_index_sum, 0), excluded.uv_index_m2]))[3], uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)), w as (insert into readings_weekly as r select station_id, date_trunc('week', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, envmon_m2_merge(array[temperature_c_count::float8, coalesce(temperature_c_sum, 0), temperature_c_m2]) as temperature_c_m2, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, envmon_m2_merge(array[humidity_rh_count::float8, coalesce(humidity_rh_sum, 0), humidity_rh_m2]) as humidity_rh_m2, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, envmon_m2_merge(array[pressure_hpa_count::float8, coalesce(pressure_hpa_sum, 0), pressure_hpa_m2]) as pressure_hpa_m2, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, envmon_m2_merge(array[pm1_0_count::float8, coalesce(pm1_0_sum, 0), pm1_0_m2]) as pm1_0_m2, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, envmon_m2_merge(array[pm2_5_count::float8, coalesce(pm2_5_sum, 0), pm2_5_m2]) as pm2_5_m2, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, envmon_m2_merge(array[pm10_count::float8, coalesce(pm10_sum, 0), pm10_m2]) as pm10_m2, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, envmon_m2_merge(array[co2_ppm_count::float8, coalesce(co2_ppm_sum, 0), co2_ppm_m2]) as co2_ppm_m2, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, envmon_m2_merge(array[co_ppm_count::float8, coalesce(co_ppm_sum, 0), co_ppm_m2]) as co_ppm_m2, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, envmon_m2_merge(array[uv_index_count::float8, coalesce(uv_index_sum, 0), uv_index_m2]) as uv_index_m2 from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_m2 = (float8_combine(array[r.temperature_c_count::float8, coalesce(r.temperature_c_sum, 0), r.temperature_c_m2], array[excluded.temperature_c_count::float8, coalesce(excluded.temperature_c_sum, 0), excluded.temperature_c_m2]))[3], temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_m2 = (float8_combine(array[r.humidity_rh_count::float8, coalesce(r.humidity_rh_sum, 0), r.humidity_rh_m2], array[excluded.humidity_rh_count::float8, coalesce(excluded.humidity_rh_sum, 0), excluded.humidity_rh_m2]))[3], humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_m2 = (float8_combine(array[r.pressure_hpa_count::float8, coalesce(r.pressure_hpa_sum, 0), r.pressure_hpa_m2], array[excluded.pressure_hpa_count::float8, coalesce(excluded.pressure_hpa_sum, 0), excluded.pressure_hpa_m2]))[3], pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_m2 = (float8_combine(array[r.pm1_0_count::float8, coalesce(r.pm1_0_sum, 0), r.pm1_0_m2], array[excluded.pm1_0_count::float8, coalesce(excluded.pm1_0_sum, 0), excluded.pm1_0_m2]))[3], pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_m2 = (float8_combine(array[r.pm2_5_count::float8, coalesce(r.pm2_5_sum, 0), r.pm2_5_m2], array[excluded.pm2_5_count::float8, coalesce(excluded.pm2_5_sum, 0), excluded.pm2_5_m2]))[3], pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_m2 = (float8_combine(array[r.pm10_count::float8, coalesce(r.pm10_sum, 0), r.pm10_m2], array[excluded.pm10_count::float8, coalesce(excluded.pm10_sum, 0), excluded.pm10_m2]))[3], pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_m2 = (float8_combine(array[r.co2_ppm_count::float8, coalesce(r.co2_ppm_sum, 0), r.co2_ppm_m2], array[excluded.co2_ppm_count::float8, coalesce(excluded.co2_ppm_sum, 0), excluded.co2_ppm_m2]))[3], co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_m2 = (float8_combine(array[r.co_ppm_count::float8, coalesce(r.co_ppm_sum, 0), r.co_ppm_m2], array[excluded.co_ppm_count::float8, coalesce(excluded.co_ppm_sum, 0), excluded.co_ppm_m2]))[3], co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_m2 = (float8_combine(array[r.uv_index_count::float8, coalesce(r.uv_index_sum, 0), r.uv_index_m2], array[excluded.uv_index_count::float8, coalesce(excluded.uv_index_sum, 0), excluded.uv_index_m2]))[3], uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)), m as (insert into readings_monthly as r select station_id, date_trunc('month', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, envmon_m2_merge(array[temperature_c_count::float8, coalesce(temperature_c_sum, 0), temperature_c_m2]) as temperature_c_m2, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, envmon_m2_merge(array[humidity_rh_count::float8, coalesce(humidity_rh_sum, 0), humidity_rh_m2]) as humidity_rh_m2, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, envmon_m2_merge(array[pressure_hpa_count::float8, coalesce(pressure_hpa_sum, 0), pressure_hpa_m2]) as pressure_hpa_m2, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, envmon_m2_merge(array[pm1_0_count::float8, coalesce(pm1_0_sum, 0), pm1_0_m2]) as pm1_0_m2, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, envmon_m2_merge(array[pm2_5_count::float8, coalesce(pm2_5_sum, 0), pm2_5_m2]) as pm2_5_m2, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, envmon_m2_merge(array[pm10_count::float8, coalesce(pm10_sum, 0), pm10_m2]) as pm10_m2, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, envmon_m2_merge(array[co2_ppm_count::float8, coalesce(co2_ppm_sum, 0), co2_ppm_m2]) as co2_ppm_m2, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, envmon_m2_merge(array[co_ppm_count::float8, coalesce(co_ppm_sum, 0), co_ppm_m2]) as co_ppm_m2, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, envmon_m2_merge(array[uv_index_count::float8, coalesce(uv_index_sum, 0), uv_index_m2]) as uv_index_m2 from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_m2 = (float8_combine(array[r.temperature_c_count::float8, coalesce(r.temperature_c_sum, 0), r.temperature_c_m2], array[excluded.temperature_c_count::float8, coalesce(excluded.temperature_c_sum, 0), excluded.temperature_c_m2]))[3], temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_m2 = (float8_combine(array[r.humidity_rh_count::float8, coalesce(r.humidity_rh_sum, 0), r.humidity_rh_m2], array[excluded.humidity_rh_count::float8, coalesce(excluded.humidity_rh_sum, 0), excluded.humidity_rh_m2]))[3], humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_m2 = (float8_combine(array[r.pressure_hpa_count::float8, coalesce(r.pressure_hpa_sum, 0), r.pressure_hpa_m2], array[excluded.pressure_hpa_count::float8, coalesce(excluded.pressure_hpa_sum, 0), excluded.pressure_hpa_m2]))[3], pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_m2 = (float8_combine(array[r.pm1_0_count::float8, coalesce(r.pm1_0_sum, 0), r.pm1_0_m2], array[excluded.pm1_0_count::float8, coalesce(excluded.pm1_0_sum, 0), excluded.pm1_0_m2]))[3], pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_m2 = (float8_combine(array[r.pm2_5_count::float8, coalesce(r.pm2_5_sum, 0), r.pm2_5_m2], array[excluded.pm2_5_count::float8, coalesce(excluded.pm2_5_sum, 0), excluded.pm2_5_m2]))[3], pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_m2 = (float8_combine(array[r.pm10_count::float8, coalesce(r.pm10_sum, 0), r.pm10_m2], array[excluded.pm10_count::float8, coalesce(excluded.pm10_sum, 0), excluded.pm10_m2]))[3], pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_m2 = (float8_combine(array[r.co2_ppm_count::float8, coalesce(r.co2_ppm_sum, 0), r.co2_ppm_m2], array[excluded.co2_ppm_count::float8, coalesce(excluded.co2_ppm_sum, 0), excluded.co2_ppm_m2]))[3], co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_m2 = (float8_combine(array[r.co_ppm_count::float8, coalesce(r.co_ppm_sum, 0), r.co_ppm_m2], array[excluded.co_ppm_count::float8, coalesce(excluded.co_ppm_sum, 0), excluded.co_ppm_m2]))[3], co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_m2 = (float8_combine(array[r.uv_index_count::float8, coalesce(r.uv_index_sum, 0), r.uv_index_m2], array[excluded.uv_index_count::float8, coalesce(excluded.uv_index_sum, 0), excluded.uv_index_m2]))[3], uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)) insert into readings_hourly as r select * from hourly order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_m2 = (float8_combine(array[r.temperature_c_count::float8, coalesce(r.temperature_c_sum, 0), r.temperature_c_m2], array[excluded.temperature_c_count::float8, coalesce(excluded.temperature_c_sum, 0), excluded.temperature_c_m2]))[3], temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_m2 = (float8_combine(array[r.humidity_rh_count::float8, coalesce(r.humidity_rh_sum, 0), r.humidity_rh_m2], array[excluded.humidity_rh_count::float8, coalesce(excluded.humidity_rh_sum, 0), excluded.humidity_rh_m2]))[3], humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_m2 = (float8_combine(array[r.pressure_hpa_count::float8, coalesce(r.pressure_hpa_sum, 0), r.pressure_hpa_m2], array[excluded.pressure_hpa_count::float8, coalesce(excluded.pressure_hpa_sum, 0), excluded.pressure_hpa_m2]))[3], pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_m2 = (float8_combine(array[r.pm1_0_count::float8, coalesce(r.pm1_0_sum, 0), r.pm1_0_m2], array[excluded.pm1_0_count::float8, coalesce(excluded.pm1_0_sum, 0), excluded.pm1_0_m2]))[3], pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_m2 = (float8_combine(array[r.pm2_5_count::float8, coalesce(r.pm2_5_sum, 0), r.pm2_5_m2], array[excluded.pm2_5_count::float8, coalesce(excluded.pm2_5_sum, 0), excluded.pm2_5_m2]))[3], pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_m2 = (float8_combine(array[r.pm10_count::float8, coalesce(r.pm10_sum, 0), r.pm10_m2], array[excluded.pm10_count::float8, coalesce(excluded.pm10_sum, 0), excluded.pm10_m2]))[3], pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_m2 = (float8_combine(array[r.co2_ppm_count::float8, coalesce(r.co2_ppm_sum, 0), r.co2_ppm_m2], array[excluded.co2_ppm_count::float8, coalesce(excluded.co2_ppm_sum, 0), excluded.co2_ppm_m2]))[3], co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_m2 = (float8_combine(array[r.co_ppm_count::float8, coalesce(r.co_ppm_sum, 0), r.co_ppm_m2], array[excluded.co_ppm_count::float8, coalesce(excluded.co_ppm_sum, 0), excluded.co_ppm_m2]))[3], co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_m2 = (float8_combine(array[r.uv_index_count::float8, coalesce(r.uv_index_sum, 0), r.uv_index_m2], array[excluded.uv_index_count::float8, coalesce(excluded.uv_index_sum, 0), excluded.uv_index_m2]))[3], uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max); return null; end $function$
+AS $function$ begin with hourly as materialized (select station_id, date_bin('1 hour', ts, '2000-01-01 00:00:00+00') as bucket, quality_flag, count(*) as n, count(temperature_c) as temperature_c_count, sum(temperature_c_d) as temperature_c_sum, min(temperature_c) as temperature_c_min, max(temperature_c) as temperature_c_max, sum(temperature_c_d * temperature_c_d) as temperature_c_sumsq, count(humidity_rh) as humidity_rh_count, sum(humidity_rh_d) as humidity_rh_sum, min(humidity_rh) as humidity_rh_min, max(humidity_rh) as humidity_rh_max, sum(humidity_rh_d * humidity_rh_d) as humidity_rh_sumsq, count(pressure_hpa) as pressure_hpa_count, sum(pressure_hpa_d) as pressure_hpa_sum, min(pressure_hpa) as pressure_hpa_min, max(pressure_hpa) as pressure_hpa_max, sum(pressure_hpa_d * pressure_hpa_d) as pressure_hpa_sumsq, count(pm1_0) as pm1_0_count, sum(pm1_0_d) as pm1_0_sum, min(pm1_0) as pm1_0_min, max(pm1_0) as pm1_0_max, sum(pm1_0_d * pm1_0_d) as pm1_0_sumsq, count(pm2_5) as pm2_5_count, sum(pm2_5_d) as pm2_5_sum, min(pm2_5) as pm2_5_min, max(pm2_5) as pm2_5_max, sum(pm2_5_d * pm2_5_d) as pm2_5_sumsq, count(pm10) as pm10_count, sum(pm10_d) as pm10_sum, min(pm10) as pm10_min, max(pm10) as pm10_max, sum(pm10_d * pm10_d) as pm10_sumsq, count(co2_ppm) as co2_ppm_count, sum(co2_ppm_d) as co2_ppm_sum, min(co2_ppm) as co2_ppm_min, max(co2_ppm) as co2_ppm_max, sum(co2_ppm_d * co2_ppm_d) as co2_ppm_sumsq, count(co_ppm) as co_ppm_count, sum(co_ppm_d) as co_ppm_sum, min(co_ppm) as co_ppm_min, max(co_ppm) as co_ppm_max, sum(co_ppm_d * co_ppm_d) as co_ppm_sumsq, count(uv_index) as uv_index_count, sum(uv_index_d) as uv_index_sum, min(uv_index) as uv_index_min, max(uv_index) as uv_index_max, sum(uv_index_d * uv_index_d) as uv_index_sumsq from (select station_id, ts, quality_flag, temperature_c, envmon_decimal(temperature_c) as temperature_c_d, humidity_rh, envmon_decimal(humidity_rh) as humidity_rh_d, pressure_hpa, envmon_decimal(pressure_hpa) as pressure_hpa_d, pm1_0, envmon_decimal(pm1_0) as pm1_0_d, pm2_5, envmon_decimal(pm2_5) as pm2_5_d, pm10, envmon_decimal(pm10) as pm10_d, co2_ppm, envmon_decimal(co2_ppm) as co2_ppm_d, co_ppm, envmon_decimal(co_ppm) as co_ppm_d, uv_index, envmon_decimal(uv_index) as uv_index_d from new_rows offset 0) d group by 1, 2, 3), d as (insert into readings_daily as r select station_id, date_trunc('day', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, sum(temperature_c_sumsq) as temperature_c_sumsq, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, sum(humidity_rh_sumsq) as humidity_rh_sumsq, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, sum(pressure_hpa_sumsq) as pressure_hpa_sumsq, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, sum(pm1_0_sumsq) as pm1_0_sumsq, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, sum(pm2_5_sumsq) as pm2_5_sumsq, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, sum(pm10_sumsq) as pm10_sumsq, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, sum(co2_ppm_sumsq) as co2_ppm_sumsq, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, sum(co_ppm_sumsq) as co_ppm_sumsq, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, sum(uv_index_sumsq) as uv_index_sumsq from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_sumsq = coalesce(r.temperature_c_sumsq + excluded.temperature_c_sumsq, r.temperature_c_sumsq, excluded.temperature_c_sumsq), temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_sumsq = coalesce(r.humidity_rh_sumsq + excluded.humidity_rh_sumsq, r.humidity_rh_sumsq, excluded.humidity_rh_sumsq), humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_sumsq = coalesce(r.pressure_hpa_sumsq + excluded.pressure_hpa_sumsq, r.pressure_hpa_sumsq, excluded.pressure_hpa_sumsq), pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_sumsq = coalesce(r.pm1_0_sumsq + excluded.pm1_0_sumsq, r.pm1_0_sumsq, excluded.pm1_0_sumsq), pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_sumsq = coalesce(r.pm2_5_sumsq + excluded.pm2_5_sumsq, r.pm2_5_sumsq, excluded.pm2_5_sumsq), pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_sumsq = coalesce(r.pm10_sumsq + excluded.pm10_sumsq, r.pm10_sumsq, excluded.pm10_sumsq), pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_sumsq = coalesce(r.co2_ppm_sumsq + excluded.co2_ppm_sumsq, r.co2_ppm_sumsq, excluded.co2_ppm_sumsq), co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_sumsq = coalesce(r.co_ppm_sumsq + excluded.co_ppm_sumsq, r.co_ppm_sumsq, excluded.co_ppm_sumsq), co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_sumsq = coalesce(r.uv_index_sumsq + excluded.uv_index_sumsq, r.uv_index_sumsq, excluded.uv_index_sumsq), uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)), w as (insert into readings_weekly as r select station_id, date_trunc('week', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, sum(temperature_c_sumsq) as temperature_c_sumsq, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, sum(humidity_rh_sumsq) as humidity_rh_sumsq, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, sum(pressure_hpa_sumsq) as pressure_hpa_sumsq, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, sum(pm1_0_sumsq) as pm1_0_sumsq, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, sum(pm2_5_sumsq) as pm2_5_sumsq, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, sum(pm10_sumsq) as pm10_sumsq, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, sum(co2_ppm_sumsq) as co2_ppm_sumsq, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, sum(co_ppm_sumsq) as co_ppm_sumsq, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, sum(uv_index_sumsq) as uv_index_sumsq from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_sumsq = coalesce(r.temperature_c_sumsq + excluded.temperature_c_sumsq, r.temperature_c_sumsq, excluded.temperature_c_sumsq), temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_sumsq = coalesce(r.humidity_rh_sumsq + excluded.humidity_rh_sumsq, r.humidity_rh_sumsq, excluded.humidity_rh_sumsq), humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_sumsq = coalesce(r.pressure_hpa_sumsq + excluded.pressure_hpa_sumsq, r.pressure_hpa_sumsq, excluded.pressure_hpa_sumsq), pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_sumsq = coalesce(r.pm1_0_sumsq + excluded.pm1_0_sumsq, r.pm1_0_sumsq, excluded.pm1_0_sumsq), pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_sumsq = coalesce(r.pm2_5_sumsq + excluded.pm2_5_sumsq, r.pm2_5_sumsq, excluded.pm2_5_sumsq), pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_sumsq = coalesce(r.pm10_sumsq + excluded.pm10_sumsq, r.pm10_sumsq, excluded.pm10_sumsq), pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_sumsq = coalesce(r.co2_ppm_sumsq + excluded.co2_ppm_sumsq, r.co2_ppm_sumsq, excluded.co2_ppm_sumsq), co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_sumsq = coalesce(r.co_ppm_sumsq + excluded.co_ppm_sumsq, r.co_ppm_sumsq, excluded.co_ppm_sumsq), co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_sumsq = coalesce(r.uv_index_sumsq + excluded.uv_index_sumsq, r.uv_index_sumsq, excluded.uv_index_sumsq), uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)), m as (insert into readings_monthly as r select station_id, date_trunc('month', bucket, 'UTC') as bucket, quality_flag, sum(n)::bigint as n, sum(temperature_c_count)::bigint as temperature_c_count, sum(temperature_c_sum) as temperature_c_sum, min(temperature_c_min) as temperature_c_min, max(temperature_c_max) as temperature_c_max, sum(temperature_c_sumsq) as temperature_c_sumsq, sum(humidity_rh_count)::bigint as humidity_rh_count, sum(humidity_rh_sum) as humidity_rh_sum, min(humidity_rh_min) as humidity_rh_min, max(humidity_rh_max) as humidity_rh_max, sum(humidity_rh_sumsq) as humidity_rh_sumsq, sum(pressure_hpa_count)::bigint as pressure_hpa_count, sum(pressure_hpa_sum) as pressure_hpa_sum, min(pressure_hpa_min) as pressure_hpa_min, max(pressure_hpa_max) as pressure_hpa_max, sum(pressure_hpa_sumsq) as pressure_hpa_sumsq, sum(pm1_0_count)::bigint as pm1_0_count, sum(pm1_0_sum) as pm1_0_sum, min(pm1_0_min) as pm1_0_min, max(pm1_0_max) as pm1_0_max, sum(pm1_0_sumsq) as pm1_0_sumsq, sum(pm2_5_count)::bigint as pm2_5_count, sum(pm2_5_sum) as pm2_5_sum, min(pm2_5_min) as pm2_5_min, max(pm2_5_max) as pm2_5_max, sum(pm2_5_sumsq) as pm2_5_sumsq, sum(pm10_count)::bigint as pm10_count, sum(pm10_sum) as pm10_sum, min(pm10_min) as pm10_min, max(pm10_max) as pm10_max, sum(pm10_sumsq) as pm10_sumsq, sum(co2_ppm_count)::bigint as co2_ppm_count, sum(co2_ppm_sum) as co2_ppm_sum, min(co2_ppm_min) as co2_ppm_min, max(co2_ppm_max) as co2_ppm_max, sum(co2_ppm_sumsq) as co2_ppm_sumsq, sum(co_ppm_count)::bigint as co_ppm_count, sum(co_ppm_sum) as co_ppm_sum, min(co_ppm_min) as co_ppm_min, max(co_ppm_max) as co_ppm_max, sum(co_ppm_sumsq) as co_ppm_sumsq, sum(uv_index_count)::bigint as uv_index_count, sum(uv_index_sum) as uv_index_sum, min(uv_index_min) as uv_index_min, max(uv_index_max) as uv_index_max, sum(uv_index_sumsq) as uv_index_sumsq from hourly group by 1, 2, 3 order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_sumsq = coalesce(r.temperature_c_sumsq + excluded.temperature_c_sumsq, r.temperature_c_sumsq, excluded.temperature_c_sumsq), temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_sumsq = coalesce(r.humidity_rh_sumsq + excluded.humidity_rh_sumsq, r.humidity_rh_sumsq, excluded.humidity_rh_sumsq), humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_sumsq = coalesce(r.pressure_hpa_sumsq + excluded.pressure_hpa_sumsq, r.pressure_hpa_sumsq, excluded.pressure_hpa_sumsq), pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_sumsq = coalesce(r.pm1_0_sumsq + excluded.pm1_0_sumsq, r.pm1_0_sumsq, excluded.pm1_0_sumsq), pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_sumsq = coalesce(r.pm2_5_sumsq + excluded.pm2_5_sumsq, r.pm2_5_sumsq, excluded.pm2_5_sumsq), pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_sumsq = coalesce(r.pm10_sumsq + excluded.pm10_sumsq, r.pm10_sumsq, excluded.pm10_sumsq), pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_sumsq = coalesce(r.co2_ppm_sumsq + excluded.co2_ppm_sumsq, r.co2_ppm_sumsq, excluded.co2_ppm_sumsq), co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_sumsq = coalesce(r.co_ppm_sumsq + excluded.co_ppm_sumsq, r.co_ppm_sumsq, excluded.co_ppm_sumsq), co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_sumsq = coalesce(r.uv_index_sumsq + excluded.uv_index_sumsq, r.uv_index_sumsq, excluded.uv_index_sumsq), uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max)) insert into readings_hourly as r select * from hourly order by 1, 2, 3 on conflict (station_id, bucket, quality_flag) do update set n = r.n + excluded.n, temperature_c_sumsq = coalesce(r.temperature_c_sumsq + excluded.temperature_c_sumsq, r.temperature_c_sumsq, excluded.temperature_c_sumsq), temperature_c_count = r.temperature_c_count + excluded.temperature_c_count, temperature_c_sum = coalesce(r.temperature_c_sum + excluded.temperature_c_sum, r.temperature_c_sum, excluded.temperature_c_sum), temperature_c_min = least(r.temperature_c_min, excluded.temperature_c_min), temperature_c_max = greatest(r.temperature_c_max, excluded.temperature_c_max), humidity_rh_sumsq = coalesce(r.humidity_rh_sumsq + excluded.humidity_rh_sumsq, r.humidity_rh_sumsq, excluded.humidity_rh_sumsq), humidity_rh_count = r.humidity_rh_count + excluded.humidity_rh_count, humidity_rh_sum = coalesce(r.humidity_rh_sum + excluded.humidity_rh_sum, r.humidity_rh_sum, excluded.humidity_rh_sum), humidity_rh_min = least(r.humidity_rh_min, excluded.humidity_rh_min), humidity_rh_max = greatest(r.humidity_rh_max, excluded.humidity_rh_max), pressure_hpa_sumsq = coalesce(r.pressure_hpa_sumsq + excluded.pressure_hpa_sumsq, r.pressure_hpa_sumsq, excluded.pressure_hpa_sumsq), pressure_hpa_count = r.pressure_hpa_count + excluded.pressure_hpa_count, pressure_hpa_sum = coalesce(r.pressure_hpa_sum + excluded.pressure_hpa_sum, r.pressure_hpa_sum, excluded.pressure_hpa_sum), pressure_hpa_min = least(r.pressure_hpa_min, excluded.pressure_hpa_min), pressure_hpa_max = greatest(r.pressure_hpa_max, excluded.pressure_hpa_max), pm1_0_sumsq = coalesce(r.pm1_0_sumsq + excluded.pm1_0_sumsq, r.pm1_0_sumsq, excluded.pm1_0_sumsq), pm1_0_count = r.pm1_0_count + excluded.pm1_0_count, pm1_0_sum = coalesce(r.pm1_0_sum + excluded.pm1_0_sum, r.pm1_0_sum, excluded.pm1_0_sum), pm1_0_min = least(r.pm1_0_min, excluded.pm1_0_min), pm1_0_max = greatest(r.pm1_0_max, excluded.pm1_0_max), pm2_5_sumsq = coalesce(r.pm2_5_sumsq + excluded.pm2_5_sumsq, r.pm2_5_sumsq, excluded.pm2_5_sumsq), pm2_5_count = r.pm2_5_count + excluded.pm2_5_count, pm2_5_sum = coalesce(r.pm2_5_sum + excluded.pm2_5_sum, r.pm2_5_sum, excluded.pm2_5_sum), pm2_5_min = least(r.pm2_5_min, excluded.pm2_5_min), pm2_5_max = greatest(r.pm2_5_max, excluded.pm2_5_max), pm10_sumsq = coalesce(r.pm10_sumsq + excluded.pm10_sumsq, r.pm10_sumsq, excluded.pm10_sumsq), pm10_count = r.pm10_count + excluded.pm10_count, pm10_sum = coalesce(r.pm10_sum + excluded.pm10_sum, r.pm10_sum, excluded.pm10_sum), pm10_min = least(r.pm10_min, excluded.pm10_min), pm10_max = greatest(r.pm10_max, excluded.pm10_max), co2_ppm_sumsq = coalesce(r.co2_ppm_sumsq + excluded.co2_ppm_sumsq, r.co2_ppm_sumsq, excluded.co2_ppm_sumsq), co2_ppm_count = r.co2_ppm_count + excluded.co2_ppm_count, co2_ppm_sum = coalesce(r.co2_ppm_sum + excluded.co2_ppm_sum, r.co2_ppm_sum, excluded.co2_ppm_sum), co2_ppm_min = least(r.co2_ppm_min, excluded.co2_ppm_min), co2_ppm_max = greatest(r.co2_ppm_max, excluded.co2_ppm_max), co_ppm_sumsq = coalesce(r.co_ppm_sumsq + excluded.co_ppm_sumsq, r.co_ppm_sumsq, excluded.co_ppm_sumsq), co_ppm_count = r.co_ppm_count + excluded.co_ppm_count, co_ppm_sum = coalesce(r.co_ppm_sum + excluded.co_ppm_sum, r.co_ppm_sum, excluded.co_ppm_sum), co_ppm_min = least(r.co_ppm_min, excluded.co_ppm_min), co_ppm_max = greatest(r.co_ppm_max, excluded.co_ppm_max), uv_index_sumsq = coalesce(r.uv_index_sumsq + excluded.uv_index_sumsq, r.uv_index_sumsq, excluded.uv_index_sumsq), uv_index_count = r.uv_index_count + excluded.uv_index_count, uv_index_sum = coalesce(r.uv_index_sum + excluded.uv_index_sum, r.uv_index_sum, excluded.uv_index_sum), uv_index_min = least(r.uv_index_min, excluded.uv_index_min), uv_index_max = greatest(r.uv_index_max, excluded.uv_index_max); return null; end $function$
 
 CREATE OR REPLACE FUNCTION public.envmon_rollups_rebuild()
  RETURNS trigger
@@ -898,6 +912,13 @@ begin
   end loop;
   return null;
 end $function$
+
+CREATE OR REPLACE FUNCTION public.envmon_sd(n numeric, total numeric, squares numeric)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$ select case when n > 1 then
+    sqrt(round(n * squares - total * total, greatest(scale(squares), 40)) / (n * (n - 1)))::double precision end $function$
 
 CREATE OR REPLACE FUNCTION public.envmon_search_query(q text)
  RETURNS tsquery

@@ -76,7 +76,7 @@ describeEngines('migrations', (env) => {
     `);
     const metrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'];
     const expected = ['readings_daily', 'readings_hourly', 'readings_monthly', 'readings_weekly'].flatMap((t) =>
-      ['station_id', 'bucket', 'quality_flag', 'n', ...metrics.flatMap((m) => ['count', 'sum', 'min', 'max', 'm2'].map((s) => `${m}_${s}`))].map(
+      ['station_id', 'bucket', 'quality_flag', 'n', ...metrics.flatMap((m) => ['count', 'sum', 'min', 'max', 'sumsq'].map((s) => `${m}_${s}`))].map(
         (c) => `${t}.${c}`,
       ),
     );

@@ -2,42 +2,36 @@ import assert from 'node:assert/strict';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../src/db/pool.js';
+import { allMetrics, statisticsOf } from './exactStatistics.js';
 
 export const periods = ['hour', 'day', 'week', 'month'] as const;
 export type Period = (typeof periods)[number];
 const rollups: Record<Period, string> = { hour: 'readings_hourly', day: 'readings_daily', week: 'readings_weekly', month: 'readings_monthly' };
 
-// Every metric the rollups keep, named here apart from the service's own list.
-const metrics = ['temperature_c', 'humidity_rh', 'pressure_hpa', 'pm1_0', 'pm2_5', 'pm10', 'co2_ppm', 'co_ppm', 'uv_index'];
 const statRow = z.object({ bucket: z.string(), n: z.number() }).catchall(z.number().nullable());
 type StatRow = z.infer<typeof statRow>;
-const statNames = metrics.flatMap((m) => ['count', 'mean', 'min', 'max', 'sd'].map((s) => `${m}_${s}`));
+const valuesRow = z.object({ bucket: z.string(), n: z.number() }).catchall(z.array(z.number().nullable()));
+const statNames = allMetrics.flatMap((m) => ['count', 'mean', 'min', 'max', 'sd'].map((s) => `${m}_${s}`));
 
-/** The oracle: statistics straight from the raw readings, with the same UTC bucket boundaries. */
+/** The oracle: statistics of the raw readings with the same UTC bucket boundaries, computed apart from the database (exactStatistics). */
 export async function rawStats(db: Db, stationId: string, period: Period, flags: string[]): Promise<readonly StatRow[]> {
-  const stats = sql.join(metrics.map((m) => {
-    const c = sql.identifier([m]);
-    return sql.fragment`count(${c}) as ${sql.identifier([`${m}_count`])}, avg(${c}) as ${sql.identifier([`${m}_mean`])},
-      min(${c}) as ${sql.identifier([`${m}_min`])}, max(${c}) as ${sql.identifier([`${m}_max`])}, stddev_samp(${c}) as ${sql.identifier([`${m}_sd`])}`;
-  }), sql.fragment`, `);
-  return db.pool.any(sql.type(statRow)`
-    select date_trunc(${period}, ts, 'UTC') as bucket, count(*) as n, ${stats}
+  const values = sql.join(allMetrics.map((m) => sql.fragment`array_agg(${sql.identifier([m])}) as ${sql.identifier([m])}`), sql.fragment`, `);
+  const rows = await db.pool.any(sql.type(valuesRow)`
+    select date_trunc(${period}, ts, 'UTC') as bucket, count(*) as n, ${values}
     from readings where station_id = ${stationId} and quality_flag = any(${sql.array(flags, 'text')})
     group by 1 order by 1
   `);
+  return rows.map((row) => ({ bucket: row.bucket, n: row.n, ...statisticsOf(row) }) as StatRow);
 }
 
-/**
- * The same statistics from a rollup relation, combined the way the aggregate queries combine them: the
- * standard deviation merges each row's {count, sum, M2} with PostgreSQL's own float8_combine.
- */
+/** The same statistics from a rollup relation, through the service's one definition of a mean and a spread (migration 0032). */
 export async function rollupStats(db: Db, stationId: string, period: Period, flags: string[]): Promise<readonly StatRow[]> {
-  const stats = sql.join(metrics.map((m) => {
+  const stats = sql.join(allMetrics.map((m) => {
     const column = (stat: string) => sql.identifier([`${m}_${stat}`]);
-    const [count, sum, min, max, m2] = [column('count'), column('sum'), column('min'), column('max'), column('m2')];
-    return sql.fragment`sum(${count}) as ${sql.identifier([`${m}_count`])}, sum(${sum}) / nullif(sum(${count}), 0) as ${sql.identifier([`${m}_mean`])},
+    const [count, sum, min, max, sumsq] = [column('count'), column('sum'), column('min'), column('max'), column('sumsq')];
+    return sql.fragment`sum(${count}) as ${sql.identifier([`${m}_count`])}, envmon_mean(sum(${count}), sum(${sum})) as ${sql.identifier([`${m}_mean`])},
       min(${min}) as ${sql.identifier([`${m}_min`])}, max(${max}) as ${sql.identifier([`${m}_max`])},
-      envmon_sd_merge(array[${count}::float8, coalesce(${sum}, 0), ${m2}]) as ${sql.identifier([`${m}_sd`])}`;
+      envmon_sd(sum(${count}), sum(${sum}), sum(${sumsq})) as ${sql.identifier([`${m}_sd`])}`;
   }), sql.fragment`, `);
   return db.pool.any(sql.type(statRow)`
     select bucket, sum(n) as n, ${stats}
@@ -68,12 +62,7 @@ export async function assertRollupExact(db: Db, stationId: string, period: Perio
   );
   expected.forEach((e, i) => {
     const a = actual[i]!;
-    for (const key of statNames) {
-      const what = `${period} ${e.bucket} ${key} (flags ${flags.join('+')})`;
-      if (key.endsWith('_count')) assert.equal(a[key], e[key], what);
-      else if (key.endsWith('_sd')) assertSdClose(a[key] ?? null, e[key] ?? null, e[key.replace(/_sd$/, '_mean')] ?? null, what);
-      else assertClose(a[key] ?? null, e[key] ?? null, what);
-    }
+    for (const key of statNames) assert.equal(a[key] ?? null, e[key] ?? null, `${period} ${e.bucket} ${key} (flags ${flags.join('+')})`);
   });
   return expected.length;
 }

@@ -1,11 +1,12 @@
 -- The rollups checked against the readings: every bucket of a level whose rows differ from a GROUP BY over
 -- the readings with the same UTC bucket bounds (weeks from Monday, months from the 1st), per station and
--- quality flag. A bucket differs when its readings' count differs, or a metric's count or sum does (sums
--- within a relative 1e-9: the rollups add in another order). `difference` names the first that differs;
--- `rollup_n` is null for a bucket the rollup lacks, `readings_n` for one it holds without readings.
--- `since` limits both sides to the buckets from the one holding it on. `envmon rollups verify` reads it
--- whole; the service's refresh reads the monthly level of each station it has just refreshed a backfill
--- of, from the backfill's first month. The work is one GROUP BY over the readings named, per level.
+-- quality flag. A bucket differs when its readings' count differs, or a metric's count, sum or sum of
+-- squares does: the sums are exact (0032), so they are compared for equality. `difference` names the
+-- first that differs; `rollup_n` is null for a bucket the rollup lacks, `readings_n` for one it holds
+-- without readings. `since` limits both sides to the buckets from the one holding it on. `envmon rollups
+-- verify` reads it whole; the service's refresh reads the monthly level of each station it has just
+-- refreshed a backfill of, from the backfill's first month. The work is one GROUP BY over the readings
+-- named, per level.
 create or replace function envmon_rollup_differences(rollup text, only_station text default NULL::text, since timestamp with time zone default NULL::timestamp with time zone)
  returns table(station_id text, bucket timestamp with time zone, quality_flag text, rollup_n bigint, readings_n bigint, difference text)
  language plpgsql
@@ -22,13 +23,14 @@ begin
   if unit is null then
     raise exception 'no rollup named %', rollup using errcode = '22023';
   end if;
-  select string_agg(format('count(%1$I)::bigint as %1$I_count, sum(%1$I) as %1$I_sum', m), ', '),
-         string_agg(format('%1$I_count::bigint as %1$I_count, %1$I_sum', m), ', '),
+  select string_agg(format('count(%1$I)::bigint as %1$I_count, sum(envmon_decimal(%1$I)) as %1$I_sum, '
+                           'sum(envmon_decimal(%1$I) * envmon_decimal(%1$I)) as %1$I_sumsq', m), ', '),
+         string_agg(format('%1$I_count::bigint as %1$I_count, %1$I_sum, %1$I_sumsq', m), ', '),
          string_agg(format(
            'when r.%1$I_count is distinct from g.%1$I_count then %2$L '
-           'when (r.%1$I_sum is null) <> (g.%1$I_sum is null) '
-           '  or abs(r.%1$I_sum - g.%1$I_sum) > 1e-9 * greatest(abs(r.%1$I_sum), abs(g.%1$I_sum), 1) then %3$L',
-           m, m || '_count', m || '_sum'), ' ')
+           'when r.%1$I_sum is distinct from g.%1$I_sum then %3$L '
+           'when r.%1$I_sumsq is distinct from g.%1$I_sumsq then %4$L',
+           m, m || '_count', m || '_sum', m || '_sumsq'), ' ')
     into grouped, rolled, checks
   from unnest(metrics) as m;
   return query execute format($query$

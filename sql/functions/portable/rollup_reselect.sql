@@ -1,4 +1,5 @@
--- The SELECT that re-aggregates rollup rows of `source` into coarser buckets of `unit`.
+-- The SELECT that re-aggregates rollup rows of `source` into coarser buckets of `unit`: counts and the
+-- exact sums add, min and max widen.
 create or replace function envmon_rollup_reselect(unit text, source text)
  returns text
  language sql
@@ -9,7 +10,7 @@ as $function$
     unit,
     string_agg(format(
       'sum(%1$I_count)::bigint as %1$I_count, sum(%1$I_sum) as %1$I_sum, min(%1$I_min) as %1$I_min, max(%1$I_max) as %1$I_max, '
-      'envmon_m2_merge(array[%1$I_count::float8, coalesce(%1$I_sum, 0), %1$I_m2]) as %1$I_m2', m), ', '),
+      'sum(%1$I_sumsq) as %1$I_sumsq', m), ', '),
     source)
   from unnest(envmon_rollup_metrics()) as m
 $function$;

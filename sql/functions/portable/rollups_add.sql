@@ -1,7 +1,7 @@
 -- The trigger that merges inserted readings into every rollup level: the batch is summarised by hour once
 -- (a materialised CTE), the hours re-aggregated into days, weeks and months, and each level upserted.
--- Counts and sums add, min and max widen, M2s combine (SET reads the row as it was, so every column
--- merges the old values). The statement is built here from the generators and compiled into the
+-- Counts and the exact sums add, min and max widen (SET reads the row as it was, so every column merges
+-- the old values). The statement is built here from the generators and compiled into the
 -- function as static SQL, which plpgsql plans once per session rather than once per batch.
 do $do$
 declare
@@ -10,8 +10,7 @@ declare
   statement text;
 begin
   select string_agg(format(
-    '%1$I_m2 = (float8_combine(array[r.%1$I_count::float8, coalesce(r.%1$I_sum, 0), r.%1$I_m2], '
-    'array[excluded.%1$I_count::float8, coalesce(excluded.%1$I_sum, 0), excluded.%1$I_m2]))[3], '
+    '%1$I_sumsq = coalesce(r.%1$I_sumsq + excluded.%1$I_sumsq, r.%1$I_sumsq, excluded.%1$I_sumsq), '
     '%1$I_count = r.%1$I_count + excluded.%1$I_count, '
     '%1$I_sum = coalesce(r.%1$I_sum + excluded.%1$I_sum, r.%1$I_sum, excluded.%1$I_sum), '
     '%1$I_min = least(r.%1$I_min, excluded.%1$I_min), '

@@ -1,5 +1,6 @@
 import { rollupMetrics, type RollupMetric } from '../reading.js';
 import { percentileName } from '../core/params.js';
+import { meanSql, sdSql, type Statistics } from './statistics.js';
 
 /** What an aggregate gives of a metric per bucket: values counted, mean, min, max, sample standard deviation. */
 export const metricStats = ['count', 'mean', 'min', 'max', 'sd'] as const;
@@ -41,19 +42,17 @@ export function columnsKey(metrics: readonly RollupMetric[] | undefined): string
 }
 
 /**
- * A column's value over a bucket's rollup rows (one per flag kept, or a cut week's or month's days).
- * Counts are summed as doubles: exact below 2^53, and a third faster than sum(bigint)'s numeric result,
- * which the division turned into a double anyway. The standard deviation merges each row's {count, sum,
- * M2} as stddev_samp over the raw readings would (migration 0017).
+ * A column's value over a bucket's rollup rows (one per flag kept, or a cut week's or month's days), the
+ * mean and spread as statistics.ts defines them. Counts are summed as doubles: exact below 2^53.
  */
-export function columnSql(column: AggregateColumn): string {
+export function columnSql(column: AggregateColumn, statistics: Statistics = 'exact'): string {
   const m = column.metric;
   switch (column.stat) {
     case 'count': return `sum(${m}_count::float8)`;
-    case 'mean': return `sum(${m}_sum) / nullif(sum(${m}_count::float8), 0)`;
+    case 'mean': return meanSql(m, statistics);
     case 'min': return `min(${m}_min)`;
     case 'max': return `max(${m}_max)`;
-    case 'sd': return `envmon_sd_merge(array[${m}_count::float8, coalesce(${m}_sum, 0), ${m}_m2])`;
+    case 'sd': return sdSql(m, statistics);
     // Of one row per bucket: the readings' own percentiles (local.ts), never a rollup's.
     case 'percentile': return `max(${column.name})`;
   }

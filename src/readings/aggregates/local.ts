@@ -4,11 +4,12 @@ import { rollupMetrics, type RollupMetric } from '../reading.js';
 import type { AsOf } from '../core/asOf.js';
 import { keepsWholeHoursNow } from '../core/timeZone.js';
 import { columnSql, columnsOf, type AggregateColumn } from './columns.js';
+import { decimalOf, rawStatistics, statisticsColumns, type Statistics } from './statistics.js';
 
 /** What a local aggregate is of (the fields of AggregateArgs it reads). */
 export type LocalArgs = {
   stationId: string; period: AggregatePeriod; from?: string; to?: string; quality?: string; metrics?: readonly RollupMetric[]; asOf?: AsOf;
-  tz?: string; percentiles?: readonly number[]; minCoverage?: number;
+  tz?: string; percentiles?: readonly number[]; minCoverage?: number; statistics?: Statistics;
 };
 
 /** A period's start (epoch ms), count, columns, expected and coverage_pct. */
@@ -39,8 +40,6 @@ const bucketOf = (period: AggregatePeriod, at: string, zone: string) => (period 
 const nextOf = (period: AggregatePeriod, bucket: string, zone: string) => (period === 'hour'
   ? `(${bucket} + interval '1 hour')`
   : `(((${bucket}) at time zone ${zone} + interval '1 ${period}') at time zone ${zone})`);
-
-const stats = (m: RollupMetric) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`;
 
 /**
  * The statement of a local aggregate's periods: one row per bucket of the zone holding readings of the
@@ -75,7 +74,7 @@ function localStatement(args: LocalArgs, intervalSeconds: number, source: Source
       select coalesce(($2::date)::timestamp at time zone ${z}, '-infinity'::timestamptz) as lo,
              coalesce(($3::date + 1)::timestamp at time zone ${z}, 'infinity'::timestamptz) as hi
     ), periods as (
-      select bucket, sum(n::float8) as n, ${summed.map((c) => `${columnSql(c)} as ${c.name}`).join(', ')},
+      select bucket, sum(n::float8) as n, ${summed.map((c) => `${columnSql(c, source === 'readings' ? args.statistics : 'exact')} as ${c.name}`).join(', ')},
              bool_and(whole) as whole
       from (${rows}) rows
       group by bucket
@@ -115,16 +114,16 @@ const labelAndDoubles = { getTypeParser: (oid: number) => (oid === 25 ? (value: 
 /** The hourly rollup's rows of the range, each with the zone's bucket holding it and whether it starts on the zone's whole hour. */
 function hourlyRows(period: AggregatePeriod, used: readonly RollupMetric[], z: string): string {
   return `
-    select ${bucketOf(period, 'h.bucket', z)} as bucket, h.n, ${used.map(stats).join(', ')},
+    select ${bucketOf(period, 'h.bucket', z)} as bucket, h.n, ${used.map((m) => statisticsColumns(m)).join(', ')},
            extract(minute from h.bucket at time zone ${z}) = 0 and extract(second from h.bucket at time zone ${z}) = 0 as whole
     from readings_hourly h cross join range
     where h.station_id = $1 and ($4::text is null or h.quality_flag = $4) and h.bucket >= range.lo and h.bucket < range.hi`;
 }
 
 /**
- * The readings of the range grouped by the zone's bucket, with the rollups' statistics (count, sum, min,
- * max, M2) and each percentile asked for: summed in timestamp order, so that the same readings always
- * give the same doubles.
+ * The readings of the range grouped by the zone's bucket, with the rollups' statistics (statistics.ts)
+ * and each percentile asked for. In timestamp order, which the doubles of snapshots made before exact
+ * sums were summed in and their bytes keep.
  */
 function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, fractions: string | null, param: (value: unknown) => string, leftOut?: LeftOut): string {
   const percentiles = args.percentiles ?? [];
@@ -132,9 +131,9 @@ function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, 
     ? `envmon_readings_as_of(array[$1::text], (select lo from range), (select hi from range), ${param(args.asOf.iso)}::timestamptz) r`
     : 'readings r';
   const [us, mask] = leftOut ? [param(`{${leftOut.us.join(',')}}`), param(`{${leftOut.mask.join(',')}}`)] : [];
-  const valueOf = (m: RollupMetric) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`);
+  const valueOf = (m: RollupMetric) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end` : `r.${m}`);
   const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';
-  const statistics = used.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
+  const statistics = used.map((m) => rawStatistics(m, args.statistics));
   const percentileArrays = fractions ? used.map((m) => `percentile_cont(${fractions}::float8[]) within group (order by ${m}) as ${m}_pcts`) : [];
   const named = fractions ? used.flatMap((m) => percentiles.map((p, k) => `g.${m}_pcts[${k + 1}] as ${percentileName(m, p)}`)) : [];
   // In bucket and timestamp order, which one sort gives and the grouping then keeps.
@@ -142,7 +141,7 @@ function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, 
     select g.*${named.map((n) => `, ${n}`).join('')}, true as whole from (
       select bucket, count(*) as n${[...statistics, ...percentileArrays].map((s) => `, ${s}`).join('')}
       from (
-        select ${bucketOf(args.period, 'r.ts', z)} as bucket, r.ts, ${used.length ? used.map(valueOf).join(', ') : 'null'}
+        select ${bucketOf(args.period, 'r.ts', z)} as bucket, r.ts, ${used.length ? used.map((m) => `${valueOf(m)} as ${m}${decimalOf(m, valueOf(m), args.statistics)}`).join(', ') : 'null'}
         from ${source} ${failing} cross join range
         where r.station_id = $1 and r.ts >= range.lo and r.ts < range.hi and ($4::text is null or r.quality_flag = $4)
         order by bucket, r.ts

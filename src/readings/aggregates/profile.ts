@@ -4,6 +4,7 @@ import { parquetBuffer, type ParquetColumn } from '../../formats/parquet.js';
 import { percentileName } from '../core/params.js';
 import { keepsWholeHoursNow } from '../core/timeZone.js';
 import type { QualityFlag, RollupMetric } from '../reading.js';
+import { decimalOf, meanSql, rawStatistics, sdSql } from './statistics.js';
 
 /** What a profile's slots are: the zone's hour of the day (0-23), day of the week (1-7 from Monday), month of the year (1-12). */
 export const profileSlots = ['hour_of_day', 'day_of_week', 'month_of_year'] as const;
@@ -40,9 +41,7 @@ function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.
   const text = source === 'hourly'
     ? `
       with range as (${range}), slots as (
-        select ${slot('h.bucket')} as slot, sum(h.${m}_count::float8) as count,
-               sum(h.${m}_sum) / nullif(sum(h.${m}_count::float8), 0) as mean,
-               envmon_sd_merge(array[h.${m}_count::float8, coalesce(h.${m}_sum, 0), h.${m}_m2]) as sd,
+        select ${slot('h.bucket')} as slot, sum(h.${m}_count::float8) as count, ${meanSql(m, 'exact', 'h.')} as mean, ${sdSql(m, 'exact', 'h.')} as sd,
                bool_and(extract(minute from h.bucket at time zone $5::text) = 0 and extract(second from h.bucket at time zone $5::text) = 0) as whole
         from readings_hourly h cross join range
         where h.station_id = $1 and ($4::text is null or h.quality_flag = $4) and h.bucket >= range.lo and h.bucket < range.hi
@@ -51,12 +50,17 @@ function profileStatement(args: ProfileArgs, source: 'hourly' | 'readings'): pg.
       select s.slot, s.count, s.mean, s.sd, ${fractions ? 'q.percentiles' : 'null::float8[] as percentiles'}, s.whole
       from slots s ${fractions ? `left join (select ${slot('r.ts')} as slot, ${percentiles} as percentiles from ${readings} group by 1) q using (slot)` : ''}
       order by 1`
+    // The readings' statistics as a rollup row holds them (each decimal taken once, in a subquery kept
+    // apart), then the mean and spread from those sums as from the rollup's.
     : `
       with range as (${range})
-      select ${slot('r.ts')} as slot, count(r.${m})::float8 as count, avg(r.${m}) as mean, stddev_samp(r.${m}) as sd,
-             ${percentiles} as percentiles, true as whole
-      from ${readings}
-      group by 1 having count(r.${m}) > 0 order by 1`;
+      select slot, ${m}_count::float8 as count, ${meanSql(m)} as mean, ${sdSql(m)} as sd, percentiles, true as whole
+      from (
+        select ${slot('r.ts')} as slot, ${rawStatistics(m)}, ${percentiles} as percentiles
+        from (select r.ts, r.${m}${decimalOf(m, `r.${m}`)} from ${readings} offset 0) r
+        group by 1 having count(r.${m}) > 0
+      ) s
+      group by slot, ${m}_count, percentiles order by 1`;
   return { text: `select *, exists (select 1 from rollup_backlog where station_id = $1) as waiting from (${text}) p`, values };
 }
 

@@ -15,6 +15,7 @@ import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import { qcFlag } from '../core/qc/qartod.js';
 import { flaggedReadings } from '../core/qc/series.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
+import { decimalOf, rawStatistics, statisticsColumns, type Statistics } from './statistics.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
@@ -44,6 +45,8 @@ export type AggregateArgs = {
   percentiles?: readonly number[];
   /** Statistics of a bucket covered less than this (percent) are null (local.ts). */
   minCoverage?: number;
+  /** How means and spreads are computed (statistics.ts): `exact` unless a snapshot made before it pins another. */
+  statistics?: Statistics;
 };
 
 /** The readings some metric of which does not pass, as epoch microseconds and a bit per rollup metric. */
@@ -124,7 +127,8 @@ const utcPlusOne = (at: string, unit: string) => `((${at}) at time zone 'UTC' + 
 function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly AggregateColumn[], raw?: RawSource): string {
   const rollup = rollupOf[period];
   const used = rollupMetrics.filter((m) => columns.some((c) => c.metric === m));
-  const rollupColumns = used.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ');
+  const statistics = raw?.statistics ?? 'exact';
+  const rollupColumns = used.map((m) => statisticsColumns(m)).join(', ');
   const source = raw ? rawRollupSql(period, used, raw) : !cut
     ? `select bucket, n, ${rollupColumns} from ${rollup} where ${rowFilter} and bucket >= ${rangeStart} and bucket < ${rangeEnd}`
     : `select bucket, n, ${rollupColumns} from ${rollup}
@@ -143,7 +147,7 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
     from (
       select g.*, e.expected, g.n / nullif(e.expected, 0) * 1000 as per_mille
       from (
-        select date_part('epoch', bucket) as start, bucket, sum(n::float8) as n, ${columns.map((c) => `${columnSql(c)} as ${c.name}`).join(', ')}
+        select date_part('epoch', bucket) as start, bucket, sum(n::float8) as n, ${columns.map((c) => `${columnSql(c, statistics)} as ${c.name}`).join(', ')}
         from (${source}) rows
         group by bucket
       ) g
@@ -156,38 +160,39 @@ function periodsSql(period: AggregatePeriod, cut: boolean, columns: readonly Agg
  * the instant the archive is read as of, and those holding the readings qc=pass leaves out (epoch
  * microseconds and a bit per rollup metric).
  */
-type RawSource = { asOfParam?: string; failingParams?: readonly [string, string] };
+type RawSource = { asOfParam?: string; failingParams?: readonly [string, string]; statistics?: Statistics };
 
 /**
  * What a rollup holds for the periods of the range, summed from the readings with the same statistics
- * (count, sum, min, max, M2): as the archive held them at an instant (whatever the rollups say now),
- * and with qc=pass less each metric's values that did not pass. The readings are summed in timestamp
- * order, so that the same readings always give the same doubles. A period cut by the range sums only
- * the readings inside it, as the rollups' cut periods do.
+ * (statistics.ts): as the archive held them at an instant (whatever the rollups say now), and with
+ * qc=pass less each metric's values that did not pass. A period cut by the range sums only the readings
+ * inside it, as the rollups' cut periods do.
  */
 function rawRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[], raw: RawSource): string {
   // Hours, days and weeks by arithmetic from a UTC midnight (a Monday for weeks): the same buckets as
   // date_trunc in the UTC zone, without a zone conversion per reading. Months have no fixed length.
   const bucket = period === 'month' ? `date_trunc('month', ts, 'UTC')`
     : `date_bin('${period === 'week' ? '7 days' : `1 ${period}`}', ts, '2000-01-03 00:00:00+00')`;
-  const statistics = metrics.map((m) => `count(${m}) as ${m}_count, sum(${m}) as ${m}_sum, min(${m}) as ${m}_min, max(${m}) as ${m}_max, envmon_m2(${m}) as ${m}_m2`);
+  const statistics = raw.statistics ?? 'exact';
   // The function takes the station and the range itself; the table is given them as conditions.
   const source = raw.asOfParam
     ? { from: `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`, where: 'true' }
     : { from: 'readings r', where: `r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}` };
   const [us, mask] = raw.failingParams ?? [];
-  const values = metrics.map((m) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end as ${m}` : `r.${m}`));
+  const valueOf = (m: RollupMetric) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end` : `r.${m}`);
+  const values = metrics.map((m) => `${valueOf(m)} as ${m}${decimalOf(m, valueOf(m), statistics)}`);
   const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';
-  // The statement's shape, and so the order in which a bucket's readings are summed, is that of the
-  // snapshots made since 0.11.0, whose bytes may never change: it stays as it is.
+  // Exact sums need no order; the doubles of snapshots made before them were summed in timestamp order,
+  // which their bytes keep. Either way the subquery stays apart, so each decimal is taken once.
+  const order = statistics === 'exact' ? 'offset 0' : 'order by r.ts';
   return `
-    select bucket, n, ${metrics.map((m) => `${m}_count, ${m}_sum, ${m}_min, ${m}_max, ${m}_m2`).join(', ')} from (
-      select ${bucket} as bucket, count(*) as n${statistics.map((stat) => `, ${stat}`).join('')}
+    select bucket, n, ${metrics.map((m) => statisticsColumns(m, statistics)).join(', ')} from (
+      select ${bucket} as bucket, count(*) as n${metrics.map((m) => `, ${rawStatistics(m, statistics)}`).join('')}
       from (
         select r.ts, ${values.length ? values.join(', ') : 'null'}
         from ${source.from} ${failing}
         where ${source.where} and ($4::text is null or r.quality_flag = $4)
-        order by r.ts
+        ${order}
       ) readings
       group by 1
     ) periods
@@ -277,6 +282,7 @@ function rawSourceOf(args: AggregateArgs, values: unknown[], failing: Failing | 
   return {
     asOfParam: args.asOf ? param(args.asOf.iso) : undefined,
     failingParams: failing ? [param(arrayText(failing.us)), param(arrayText(failing.mask))] : undefined,
+    statistics: args.statistics,
   };
 }
 
@@ -381,6 +387,8 @@ export type CompareArgs = {
   tz?: string;
   /** Where the buckets end when not at `asOf` (a snapshot's window, read as of another instant). */
   windowEnd?: string;
+  /** How means are computed (statistics.ts): `exact` unless a snapshot made before it pins another. */
+  statistics?: Statistics;
 };
 
 /** The statement of compareStations. */
@@ -401,22 +409,27 @@ export function compareQuery(args: CompareArgs) {
   const window = sql.fragment`${now} - ${sql.literalValue(`${buckets * args.seconds} seconds`)}::interval`;
   const column = sql.identifier([args.param]);
   const stations = sql.array(args.stationIds, 'text');
+  // Each bucket's mean as statistics.ts defines it, from the readings' exact sums or the hourly rollup's:
+  // the same bits either way. Snapshots made before exact sums keep avg() over the readings.
+  const mean = args.statistics === 'ordered-doubles'
+    ? sql.fragment`avg(${column})`
+    : sql.fragment`envmon_mean(count(${column}), sum(envmon_decimal(${column})))`;
   const means = args.asOf
     // As of an instant: from the readings as the archive held them then, whatever the rollups say now.
     ? sql.fragment`
-        select station_id, date_bin(${interval}, ts, ${origin}) as slot, avg(${column}) as mean
+        select station_id, date_bin(${interval}, ts, ${origin}) as slot, ${mean} as mean
         from envmon_readings_as_of(${stations}, ${window}, 'infinity', ${args.asOf.iso}::timestamptz)
         where ts >= ${first} ${flagFilter(args.quality)}
         group by 1, 2`
     : args.seconds >= 3600 && shift === 0
       ? sql.fragment`
         select station_id, date_bin(${interval}, bucket, ${origin}) as slot,
-               sum(${sql.identifier([`${args.param}_sum`])}) / nullif(sum(${sql.identifier([`${args.param}_count`])}), 0) as mean
+               envmon_mean(sum(${sql.identifier([`${args.param}_count`])}), sum(${sql.identifier([`${args.param}_sum`])})) as mean
         from readings_hourly
         where station_id = any(${stations}) and bucket >= ${first} and bucket > ${window} ${flagFilter(args.quality)}
         group by 1, 2`
       : sql.fragment`
-        select station_id, date_bin(${interval}, ts, ${origin}) as slot, avg(${column}) as mean
+        select station_id, date_bin(${interval}, ts, ${origin}) as slot, ${mean} as mean
         from readings
         where station_id = any(${stations}) and ts >= ${first} and ts > ${window} ${flagFilter(args.quality)}
         group by 1, 2`;

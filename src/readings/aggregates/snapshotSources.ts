@@ -18,6 +18,7 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
     stationId: stationOf(query), period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf,
     qcPass: query.qc === 'pass' ? pinned.qc?.[stationOf(query)] : undefined,
     tz: query.tz === 'UTC' ? undefined : query.tz, percentiles: query.percentiles, minCoverage: query.min_coverage,
+    statistics: pinned.statistics ?? 'ordered-doubles',
   });
   // A zone's dates start up to a day either side of the UTC ones: the span holds both.
   const spanOf = (query: AggregateQuery) => {
@@ -32,10 +33,10 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
     stations: (query) => [stationOf(query)],
     span: spanOf,
     describe: (query) => `${periodAdjective[query.period]} aggregates of readings of station ${stationOf(query)} ${describeRange({ from: query.from_date, to: query.to_date })}`,
-    // Coverage counts with the station's interval as it was when the snapshot was made.
     // Coverage counts with the station's interval as it was when the snapshot was made; qc=pass with its
     // quality-control configuration then.
     pin: async (pool, query, asOf) => ({
+      statistics: 'exact',
       intervalSeconds: (await stationInterval.rows(pool, [stationOf(query)]))[0]?.interval_seconds ?? 60,
       ...(query.qc === 'pass' ? { qc: { [stationOf(query)]: await qcConfigOf(pool, stationOf(query), asOf.iso) } } : {}),
     }),
@@ -55,7 +56,7 @@ export function aggregateSnapshotSource(defaultStation: string | undefined): Sna
 export function compareSnapshotSource(): SnapshotSource {
   const argsOf = (query: CompareQuery, asOf: AsOf, pinned: Pinned): CompareArgs => ({
     stationIds: [...query.stations].sort(), param: query.param, hours: query.hours, seconds: compareInterval(query.hours), quality: query.quality,
-    asOf, windowEnd: pinned.windowEnd, tz: query.tz === 'UTC' ? undefined : query.tz,
+    asOf, windowEnd: pinned.windowEnd, tz: query.tz === 'UTC' ? undefined : query.tz, statistics: pinned.statistics ?? 'ordered-doubles',
   });
   // The compare statement is slonik's, its placeholders named $slonik_n: numbered as the driver takes them
   // to run on the snapshot's pool.
@@ -70,7 +71,7 @@ export function compareSnapshotSource(): SnapshotSource {
     stations: (query) => [...query.stations].sort(),
     span: (query, asOf) => ({ start: new Date(asOf.at.getTime() - query.hours * 3_600_000 - 86_400_000).toISOString(), end: null }),
     describe: (query) => `${query.param} of stations ${[...query.stations].sort().join(', ')} in the ${query.hours} hours before the instant cited`,
-    pin: async (_pool, _query, asOf) => ({ windowEnd: asOf.iso }),
+    pin: async (_pool, _query, asOf) => ({ windowEnd: asOf.iso, statistics: 'exact' }),
     csv: async (pool, query, asOf, pinned) => {
       const args = argsOf(query, asOf, pinned);
       const { timestamps, series } = await compared(pool, args);

@@ -12,6 +12,11 @@ export type Pinned = {
   intervalSeconds?: number; windowEnd?: string;
   /** Each station's quality-control configuration, for the QARTOD flags (none in snapshots made before them). */
   qc?: Record<string, QcConfig>;
+  /**
+   * How its means and spreads are computed: `exact` sums (snapshots of aggregates and compare made since
+   * 0.14.0); absent, doubles summed in timestamp order, as those made before were.
+   */
+  statistics?: 'exact';
 };
 
 /** The instants whole UTC days from `from` to `to` (inclusive) cover, for a snapshot's span. */
