@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
 import { describeEngines, type TestEnv } from '../../helpers/app.js';
+import { runCli } from '../../helpers/cli.js';
 import { postBatch, stationWithKey } from '../../helpers/ingest.js';
 import { daysAgo } from '../../helpers/rollups.js';
 
@@ -76,4 +77,51 @@ describeEngines('timestamps kept to the millisecond, never rounded', (env) => {
       assert.deepEqual(await readBack(env(), station), { historical: stored, csv: stored });
     });
   }
+
+  it('refuses an instant between two milliseconds wherever one selects readings: as_of, since, a snapshot\'s URL, the CLI\'s ranges', async function () {
+    this.timeout(60_000);
+    const key = await stationWithKey(env(), 'ms-select');
+    await postBatch(env(), key, { station_id: 'ms-select', readings: [{ timestamp: second('.000'), temperature_c: 11 }] });
+    const reason = 'is finer than the millisecond the archive keeps: give at most three decimals of the second, or zeros after them';
+    const instant = second('.0000001', 40);
+    const problem = (param: string) => ({
+      type: 'urn:envmon:problem:invalid-parameters', title: 'Invalid parameters', status: 400,
+      detail: `${param} ${reason}`, errors: [{ param, message: reason }],
+    });
+    for (const [path, param] of [
+      [`/api/v1/data/historical/?station=ms-select&hours=48&as_of=${instant}`, 'as_of'],
+      [`/api/v1/data/download/?station=ms-select&as_of=${instant}`, 'as_of'],
+      [`/api/v1/data/aggregate/?station=ms-select&period=hour&as_of=${instant}`, 'as_of'],
+      [`/api/v1/data/changes/?station=ms-select&since=${instant}`, 'since'],
+    ] as const) {
+      const answer = await env().get(path);
+      assert.equal(answer.status, 400, path);
+      assert.match(answer.headers.get('content-type')!, /^application\/problem\+json/);
+      assert.deepEqual(await answer.json(), problem(param), path);
+    }
+    const snapshot = await env().get('/api/v1/snapshots/', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: `/api/v1/data/historical/?station=ms-select&hours=48&as_of=${instant}` }),
+    });
+    assert.deepEqual([snapshot.status, await snapshot.json()], [400, problem('url: as_of')]);
+    // Zeros below the millisecond name the millisecond: the archive as it stands now holds the reading.
+    const now = new Date().toISOString().replace('Z', '000Z');
+    const zeros = await env().getJson(`/api/v1/data/historical/?station=ms-select&hours=48&as_of=${now}`);
+    assert.deepEqual([zeros.status, zeros.body.readings.length], [200, 1]);
+    const changes = await env().getJson(`/api/v1/data/changes/?station=ms-select&since=${second('.000000', 40)}`);
+    assert.equal(changes.status, 200);
+
+    const cli = { DATABASE_URL: env().databaseUrl };
+    const deleted = await runCli(['readings', 'delete', '--station', 'ms-select', '--from', second('.0001'), '--to', second('.000', 23)], cli);
+    assert.equal(deleted.code, 2);
+    assert.match(deleted.stderr, new RegExp(`--from ${reason}, got '${second('.0001').replace(/\./g, '\\.')}'`));
+    const flagged = await runCli(['flag', '--station', 'ms-select', '--from', second('.000', 21), '--to', second('.0009'), '--flag', 'invalid'], cli);
+    assert.equal(flagged.code, 2);
+    assert.match(flagged.stderr, /--to is finer than the millisecond the archive keeps/);
+    const kept = await readBack(env(), 'ms-select');
+    assert.deepEqual(kept.historical, [[second('.000'), 11]]);
+    const zerosDelete = await runCli(['readings', 'delete', '--station', 'ms-select', '--from', second('.000000'), '--to', second('.000000')], cli);
+    assert.equal(zerosDelete.code, 0, zerosDelete.stderr);
+    assert.match(zerosDelete.stdout, new RegExp(`^1 readings of ms-select deleted between ${second('.000').replace(/\./g, '\\.')}`));
+  });
 });
