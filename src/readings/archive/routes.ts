@@ -11,6 +11,7 @@ import { stationIdSchema } from '../../http/params.js';
 import { parquetType } from '../../formats/parquet.js';
 import { licenseUrl } from '../core/attribution.js';
 import { instantAsOf } from '../core/asOf.js';
+import { finerThanMillisecond, finerThanMillisecondReason } from '../core/millisecond.js';
 import { requireStation, requireStations } from '../core/scope.js';
 import { SnapshotTooLargeError, type SnapshotSource } from '../core/snapshotSource.js';
 import { listChanges } from './changes.js';
@@ -63,7 +64,9 @@ const addedSchema = z.object({ count: z.number().int(), first: z.string().dateti
 const changesQuery = z.object({
   station: stationIdSchema,
   since: z.string().datetime({ offset: true, message: 'must be an ISO 8601 instant, such as 2026-03-01T12:00:00Z' })
-    .openapi({ example: '2026-01-01T00:00:00Z', description: 'List what changed after this instant (ISO 8601); not in the future' }),
+    // Changes are recorded to the microsecond: a truncated instant could list others.
+    .refine((text) => !finerThanMillisecond(text), finerThanMillisecondReason)
+    .openapi({ example: '2026-01-01T00:00:00Z', description: 'List what changed after this instant (ISO 8601, to the millisecond: a digit other than zero below it is a 400); not in the future' }),
 });
 const idParams = z.object({ id: z.string().openapi({ description: 'The snapshot\'s id, as its creation gave it' }) });
 

@@ -4,6 +4,7 @@ import type { Db } from '../../db/pool.js';
 import type { ReadPools } from '../../db/replicas.js';
 import { invalidParameters } from '../../http/problem.js';
 import { z } from '../../http/zod.js';
+import { finerThanMillisecond, finerThanMillisecondReason } from './millisecond.js';
 import { lockStationExclusively } from './stationLock.js';
 
 /** An instant a read is answered as of (to the millisecond): what the archive held then. */
@@ -12,10 +13,12 @@ export type AsOf = { iso: string; at: Date };
 export const asOfSchema = z
   .string()
   .datetime({ offset: true, message: 'must be an ISO 8601 instant, such as 2026-03-01T12:00:00Z' })
+  // Readings record when they entered the archive to the microsecond: a truncated instant could select others.
+  .refine((text) => !finerThanMillisecond(text), finerThanMillisecondReason)
   .optional()
   // No example: the docs page would fill it in, and "Try it out" would then read the archive of another day.
   .openapi({
-    description: 'Answer as the archive stood at this instant (ISO 8601, to the millisecond; UTC unless it carries an offset): the readings recorded by then and not deleted by then, each with the quality flag in force then, aggregates included. Not in the future (400); before the first reading, the answer is empty. Also taken as an `Accept-Datetime` header (RFC 7089); the answer then names it in `Memento-Datetime`.',
+    description: 'Answer as the archive stood at this instant (ISO 8601, to the millisecond: a digit other than zero below it is a 400; UTC unless it carries an offset): the readings recorded by then and not deleted by then, each with the quality flag in force then, aggregates included. Not in the future (400); before the first reading, the answer is empty. Also taken as an `Accept-Datetime` header (RFC 7089); the answer then names it in `Memento-Datetime`.',
   });
 
 /** The response header of an answer as of an instant, for the document. */

@@ -1,5 +1,7 @@
 // The rules every posted reading is held to, whatever the body's format: see BatchEncoder.
 
+import { finerThanMillisecond, finerThanMillisecondReason } from '../core/millisecond.js';
+
 /**
  * What a row may hold, checked before anything is written so that the database never refuses a row and
  * one bad row never costs the batch. Numbers: |x| <= 1e9, far beyond any sensor, and small enough that
@@ -60,7 +62,10 @@ function isCalendarTime(value: string): boolean {
   );
 }
 
-/** Parses an ISO 8601 date-time; one without an offset is UTC. Returns the canonical ISO string. */
+/**
+ * Parses an ISO 8601 date-time; one without an offset is UTC. Returns the canonical ISO string, which
+ * names the same instant: a time between two milliseconds is a RowError, never truncated.
+ */
 export function parseTimestamp(value: unknown): string {
   if (typeof value !== 'string') throw new RowError(value === undefined || value === null ? 'timestamp is required' : 'timestamp must be a string');
   if (canonicalUtc.test(value) && isCalendarTime(value)) {
@@ -79,6 +84,8 @@ export function parseTimestamp(value: unknown): string {
   if (Number(mo) < 1 || Number(d) < 1 || Number(d) > daysInMonth) {
     throw new RowError(`timestamp '${value.slice(0, 40)}' is not a valid date-time`);
   }
+  // Date.parse drops what is below the millisecond: two readings of one millisecond would then be duplicates.
+  if (finerThanMillisecond(value)) throw new RowError(`timestamp '${value.slice(0, 40)}' ${finerThanMillisecondReason}`);
   const date = new Date(ms);
   if (date.getUTCFullYear() < 1900 || date.getUTCFullYear() > 9999) throw new RowError('timestamp must be between the years 1900 and 9999');
   return date.toISOString();

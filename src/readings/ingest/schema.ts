@@ -13,7 +13,7 @@ export const ingestReadingSchema = z
   .object({
     timestamp: z.string().openapi({
       format: 'date-time',
-      description: 'RFC 3339 date-time, as stations send it; ISO 8601 without an offset is also taken, as UTC. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
+      description: 'RFC 3339 date-time, as stations send it; ISO 8601 without an offset is also taken, as UTC. Kept to the millisecond: digits of the second after the third decimal must be zeros (`.999000Z` is `.999Z`), else the row is an error, never rounded. More than INGEST_MAX_FUTURE_SECONDS (300) ahead of the server clock is a row error',
       example: '2026-11-22T10:00:00Z',
     }),
     ...fieldSchemas((f) => nullableNumber.openapi({ description: `In ${f.unit}` })),
@@ -40,7 +40,7 @@ export const ingestResultSchema = z
   .object({
     accepted: z.number().int().openapi({ description: 'New readings stored' }),
     duplicates: z.number().int().openapi({ description: 'Readings whose (station, timestamp) was already stored or repeated in the batch' }),
-    errors: z.number().int().openapi({ description: 'Rows skipped: not storable as sent (a bad timestamp or value, a number beyond ±1e9, text with a NUL, module_data too deep or too large)' }),
+    errors: z.number().int().openapi({ description: 'Rows skipped: not storable as sent (a bad timestamp or one finer than the millisecond, a bad value, a number beyond ±1e9, text with a NUL, module_data too deep or too large)' }),
     error_details: z.array(z.object({ index: z.number().int(), reason: z.string() })).openapi({ description: 'At most 100, by row index' }),
   })
   .openapi('IngestResult');
