@@ -91,7 +91,8 @@ table publications (
 table qc_configs (
   station_id text not null,
   set_at timestamp with time zone not null default clock_timestamp(),
-  config jsonb
+  config jsonb,
+  reason text
 )
 
 table quality_overrides (
