@@ -93,6 +93,11 @@ describeEngines('the change log of a station\'s settings', (env) => {
     const afterReset = await env().getJson(`/api/v1/data/changes/?station=${station}&since=${afterStrict}`);
     assert.deepEqual(afterReset.body.changes, [{ kind: 'qc_config', station, at: afterReset.body.changes[0]?.at, config: 'default', reason: 'back to the network\'s tests' }]);
     await assertFilesVerify(env(), record);
+    // A flag qc does not take is refused, and nothing is set.
+    const refused = await cli(['qc', 'reset', station, '--why', 'no reason']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--why/);
+    assert.equal((await env().getJson(`/api/v1/data/changes/?station=${station}&since=${afterStrict}`)).body.changes.length, 1);
   });
 
   it('lists a station\'s interval changed after an aggregate snapshot, whose coverage then differs, and never its first interval', async () => {
