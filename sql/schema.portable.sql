@@ -91,7 +91,8 @@ table publications (
 table qc_configs (
   station_id text not null,
   set_at timestamp with time zone not null default clock_timestamp(),
-  config jsonb
+  config jsonb,
+  reason text
 )
 
 table quality_overrides (
@@ -405,6 +406,12 @@ table snapshots (
   files jsonb not null
 )
 
+table station_intervals (
+  station_id text not null,
+  set_at timestamp with time zone not null default clock_timestamp(),
+  interval_seconds integer not null
+)
+
 table station_keys (
   key_id text not null,
   station_id text not null,
@@ -557,6 +564,10 @@ constraint rollup_backlog_pkey on rollup_backlog: PRIMARY KEY (id)
 
 constraint snapshots_pkey on snapshots: PRIMARY KEY (id)
 
+constraint station_intervals_pkey on station_intervals: PRIMARY KEY (station_id, set_at)
+
+constraint station_intervals_station_id_fkey on station_intervals: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
+
 constraint station_keys_key_hash_key on station_keys: UNIQUE (key_hash)
 
 constraint station_keys_label_check on station_keys: CHECK ((length(label) <= 200))
@@ -671,6 +682,8 @@ CREATE INDEX snapshots_created_idx ON public.snapshots USING btree (created_at)
 
 CREATE UNIQUE INDEX snapshots_pkey ON public.snapshots USING btree (id)
 
+CREATE UNIQUE INDEX station_intervals_pkey ON public.station_intervals USING btree (station_id, set_at)
+
 CREATE UNIQUE INDEX station_keys_key_hash_key ON public.station_keys USING btree (key_hash)
 
 CREATE UNIQUE INDEX station_keys_pkey ON public.station_keys USING btree (key_id)
@@ -698,6 +711,8 @@ CREATE TRIGGER readings_rollups_insert AFTER INSERT ON public.readings REFERENCI
 CREATE TRIGGER readings_rollups_update AFTER UPDATE ON public.readings REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION envmon_rollups_rebuild()
 
 CREATE TRIGGER station_latest_settled BEFORE UPDATE ON public.station_latest FOR EACH ROW EXECUTE FUNCTION envmon_settle_undecided_write()
+
+CREATE TRIGGER stations_interval_version AFTER INSERT OR UPDATE OF interval_seconds ON public.stations FOR EACH ROW EXECUTE FUNCTION envmon_station_interval_version()
 
 -- functions
 
@@ -949,6 +964,17 @@ CREATE OR REPLACE FUNCTION public.envmon_state_m2(double precision[])
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE STRICT
 AS $function$select $1[3]$function$
+
+CREATE OR REPLACE FUNCTION public.envmon_station_interval_version()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if tg_op = 'INSERT' or new.interval_seconds is distinct from old.interval_seconds then
+    insert into station_intervals (station_id, interval_seconds) values (new.station_id, new.interval_seconds);
+  end if;
+  return null;
+end $function$
 
 CREATE OR REPLACE FUNCTION public.envmon_words(text[])
  RETURNS text

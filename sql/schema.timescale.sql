@@ -91,7 +91,8 @@ table publications (
 table qc_configs (
   station_id text not null,
   set_at timestamp with time zone not null default clock_timestamp(),
-  config jsonb
+  config jsonb,
+  reason text
 )
 
 table quality_overrides (
@@ -199,6 +200,12 @@ table snapshots (
   pinned jsonb not null,
   result_sha256 text not null,
   files jsonb not null
+)
+
+table station_intervals (
+  station_id text not null,
+  set_at timestamp with time zone not null default clock_timestamp(),
+  interval_seconds integer not null
 )
 
 table station_keys (
@@ -347,6 +354,10 @@ constraint rollup_stranded_months_pkey on rollup_stranded_months: PRIMARY KEY (m
 
 constraint snapshots_pkey on snapshots: PRIMARY KEY (id)
 
+constraint station_intervals_pkey on station_intervals: PRIMARY KEY (station_id, set_at)
+
+constraint station_intervals_station_id_fkey on station_intervals: FOREIGN KEY (station_id) REFERENCES stations(station_id) ON DELETE CASCADE
+
 constraint station_keys_key_hash_key on station_keys: UNIQUE (key_hash)
 
 constraint station_keys_label_check on station_keys: CHECK ((length(label) <= 200))
@@ -456,6 +467,8 @@ CREATE UNIQUE INDEX rollup_stranded_months_pkey ON public.rollup_stranded_months
 CREATE INDEX snapshots_created_idx ON public.snapshots USING btree (created_at)
 
 CREATE UNIQUE INDEX snapshots_pkey ON public.snapshots USING btree (id)
+
+CREATE UNIQUE INDEX station_intervals_pkey ON public.station_intervals USING btree (station_id, set_at)
 
 CREATE UNIQUE INDEX station_keys_key_hash_key ON public.station_keys USING btree (key_hash)
 
@@ -901,6 +914,8 @@ UNION ALL
 
 CREATE TRIGGER station_latest_settled BEFORE UPDATE ON public.station_latest FOR EACH ROW EXECUTE FUNCTION envmon_settle_undecided_write()
 
+CREATE TRIGGER stations_interval_version AFTER INSERT OR UPDATE OF interval_seconds ON public.stations FOR EACH ROW EXECUTE FUNCTION envmon_station_interval_version()
+
 -- functions
 
 CREATE OR REPLACE FUNCTION public.envmon_batch_readings(station text, times timestamp with time zone[], first_ts timestamp with time zone, last_ts timestamp with time zone)
@@ -1129,6 +1144,17 @@ CREATE OR REPLACE FUNCTION public.envmon_state_m2(double precision[])
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE STRICT
 AS $function$select $1[3]$function$
+
+CREATE OR REPLACE FUNCTION public.envmon_station_interval_version()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if tg_op = 'INSERT' or new.interval_seconds is distinct from old.interval_seconds then
+    insert into station_intervals (station_id, interval_seconds) values (new.station_id, new.interval_seconds);
+  end if;
+  return null;
+end $function$
 
 CREATE OR REPLACE FUNCTION public.envmon_words(text[])
  RETURNS text

@@ -26,8 +26,9 @@ commands:
                                  with those recorded (exit 1 if any differs)
   qc show ID                     print the QARTOD tests station ID's readings are flagged by (ioos_qc's
                                  configuration format; the defaults unless it has its own)
-  qc set ID FILE                 give station ID its own configuration from FILE (JSON in that format)
-  qc reset ID                    return station ID to the default configuration
+  qc set ID FILE [--reason TEXT] give station ID its own configuration from FILE (JSON in that format)
+  qc reset ID [--reason TEXT]    return station ID to the default configuration; /data/changes/ lists
+                                 either with its reason
   rollups verify [--station ID] [--repair]
                                  check every rollup level against a GROUP BY over the readings;
                                  --repair makes the buckets that differ again (exit 1 if any still differ)`;

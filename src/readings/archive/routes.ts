@@ -19,7 +19,7 @@ import { createFileCache } from './fileCache.js';
 import { sendFile } from './fileAnswer.js';
 import { parseSnapshotUrl } from './snapshotQuery.js';
 import {
-  createSnapshot, findSnapshot, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats, snapshotUrl,
+  createSnapshot, findSnapshot, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats, snapshotSettings, snapshotUrl,
   type SnapshotFormat, type SnapshotRow,
 } from './snapshots.js';
 
@@ -38,16 +38,19 @@ const snapshotSchema = z
 
 const changeSchema = z
   .object({
-    kind: z.enum(['backfill', 'override', 'deletion']),
+    kind: z.enum(['backfill', 'override', 'deletion', 'qc_config', 'interval']),
     station: z.string(),
-    at: z.string().datetime().openapi({ description: 'When the change entered the archive' }),
+    at: z.string().datetime().openapi({ description: 'When the change entered the archive (qc_config, interval: from when it holds)' }),
     first: z.string().datetime().optional().openapi({ description: 'backfill: its first reading\'s timestamp' }),
     last: z.string().datetime().optional().openapi({ description: 'backfill: its last reading\'s timestamp' }),
     from: z.string().datetime().optional().openapi({ description: 'override, deletion: the range\'s start' }),
     to: z.string().datetime().optional().openapi({ description: 'override, deletion: the range\'s end (inclusive)' }),
     count: z.number().int().optional().openapi({ description: 'backfill, deletion: how many readings' }),
     flag: z.string().optional().openapi({ description: 'override: the flag its readings carry' }),
-    reason: z.string().optional().openapi({ description: 'override, deletion: the operator\'s reason' }),
+    reason: z.string().optional().openapi({ description: 'override, deletion: the operator\'s reason; qc_config: the operator\'s reason, when one was given' }),
+    config: z.enum(['station', 'default']).optional().openapi({ description: 'qc_config: the station\'s own quality-control configuration from then on, or the defaults again' }),
+    interval_seconds: z.number().int().optional().openapi({ description: 'interval: the seconds between two readings the station\'s coverage expects from then on' }),
+    previous_interval_seconds: z.number().int().optional().openapi({ description: 'interval: those it expected before' }),
   })
   .openapi('Change');
 // What a client of a snapshot's file reads in its headers.
@@ -222,7 +225,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       params: idParams,
       responses: {
         200: {
-          description: '`differs`: whether the query answered now gives another header and rows; `changes`: what changed in its stations and range after its as_of; `added`: readings of instants after as_of that arrived since',
+          description: '`differs`: whether the query answered now (with the quality-control configuration and interval in force now) gives another header and rows; `changes`: what changed in its stations and range after its as_of (backfill, override, deletion), and the changes of its stations\' settings its answer depends on, which touch every range (qc_config for downloads, historical windows and aggregates with qc=pass; interval for aggregates); `added`: readings of instants after as_of that arrived since',
           content: { 'application/json': z.object({ id: z.string(), as_of: z.string().datetime(), differs: z.boolean(), changes: z.array(changeSchema), added: addedSchema }) },
         },
         404: { description: 'No snapshot has this id' },
@@ -234,7 +237,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       const q = querySnapshot(row, sources);
       const asOf = snapshotAsOf(row);
       claimSlot(ctx);
-      const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf));
+      const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf), snapshotSettings(row));
       ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources, maxBytes), changes, added };
     },
   );
@@ -243,8 +246,8 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
     api,
     {
       method: 'get', path: '/api/v1/data/changes/', operationId: 'archiveChanges', tag: 'Readings', cache: cachePolicy.live,
-      summary: 'What changed in a station\'s archive after an instant: backfills, overrides and deletions',
-      description: 'Oldest first, each with `at`, when it entered the archive. `backfill`: readings of instants up to `since` that arrived after it, per batch; `override`: an operator\'s quality flag for a range, with its reason; `deletion`: readings removed from a range, with its reason. `added` counts the readings of instants after `since` that arrived since (the archive growing, which changes no earlier answer). A read as of `since` (`as_of`) gives what the archive held before these changes.',
+      summary: 'What changed in a station\'s archive after an instant: backfills, overrides, deletions, and changes of its quality-control configuration and interval',
+      description: 'Oldest first, each with `at`, when it entered the archive. `backfill`: readings of instants up to `since` that arrived after it, per batch; `override`: an operator\'s quality flag for a range, with its reason; `deletion`: readings removed from a range, with its reason; `qc_config`: the station\'s quality-control configuration set (`config`: `station`, its own, or `default`, the defaults again), with the operator\'s reason when given, which changes the QARTOD flags of every range; `interval`: the station\'s reporting interval changed (`interval_seconds`, `previous_interval_seconds`), which changes every aggregate\'s `expected` and `coverage_pct`. `added` counts the readings of instants after `since` that arrived since (the archive growing, which changes no earlier answer). A read as of `since` (`as_of`) gives what the archive held before these changes.',
       query: changesQuery,
       responses: {
         200: {

@@ -130,18 +130,31 @@ export async function remakeFile(pool: PgPool, row: SnapshotRow, sources: readon
   return bytes && bytes.length === recorded.bytes && sha256(bytes) === recorded.sha256 ? bytes : null;
 }
 
-/** Whether the live answer to the snapshot's query differs from the snapshot's (its header and rows). */
+/**
+ * Whether the live answer to the snapshot's query differs from the snapshot's (its header and rows). The
+ * live answer is the one a request would get now: with the quality-control configurations and interval
+ * in force now, not those pinned, so that a change of them shows; only a window's end stays the
+ * snapshot's, as its query names the hours before its instant.
+ */
 export async function liveDiffers(db: Db, row: SnapshotRow, sources: readonly SnapshotSource[], maxBytes: number): Promise<boolean> {
   const q = querySnapshot(row, sources);
   const now = await settleStations(db, q.source.stations(q.query));
+  const pins = pinsOf(row);
   try {
-    const body = await q.source.csv(db.streamPool, q.query, now, pinsOf(row), maxBytes);
+    const live: Pinned = { ...pins, ...(await q.source.pin(db.streamPool, q.query, now)), windowEnd: pins.windowEnd };
+    const body = await q.source.csv(db.streamPool, q.query, now, live, maxBytes);
     return sha256(body.bytes) !== row.result_sha256;
   } catch (error) {
     // Grown beyond what a snapshot may hold: it differs from one that was not.
     if (error instanceof SnapshotTooLargeError) return true;
     throw error;
   }
+}
+
+/** The settings whose changes a snapshot's answer depends on: those it pinned. */
+export function snapshotSettings(row: SnapshotRow): { qc: boolean; interval: boolean } {
+  const pins = pinsOf(row);
+  return { qc: pins.qc !== undefined, interval: pins.intervalSeconds !== undefined };
 }
 
 /** The instant a snapshot is as of. */

@@ -168,8 +168,12 @@ async function latestConfigs(pool: PgPool, stationIds: readonly string[], at?: s
   return new Map(rows.flatMap((row) => (row.config ? [[row.station_id, row.config] as const] : [])));
 }
 
-/** Sets the station's configuration from now on (null: the defaults again); earlier versions are kept. */
-export async function setQcConfig(db: CommonQueryMethods, stationId: string, config: QcConfig | null): Promise<void> {
+/**
+ * Sets the station's configuration from now on (null: the defaults again), with the operator's reason;
+ * earlier versions are kept.
+ */
+export async function setQcConfig(db: CommonQueryMethods, stationId: string, config: QcConfig | null, reason: string | null = null): Promise<void> {
   await db.query(sql.unsafe`
-    insert into qc_configs (station_id, config) values (${stationId}, ${config ? sql.jsonb(orderedConfig(config) as never) : null})`);
+    insert into qc_configs (station_id, config, reason)
+    values (${stationId}, ${config ? sql.jsonb(orderedConfig(config) as never) : null}, ${reason})`);
 }
