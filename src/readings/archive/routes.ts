@@ -14,12 +14,14 @@ import { instantAsOf } from '../core/asOf.js';
 import { requireStation, requireStations } from '../core/scope.js';
 import { SnapshotTooLargeError, type SnapshotSource } from '../core/snapshotSource.js';
 import { listChanges } from './changes.js';
-import { createFileCache } from './fileCache.js';
 import { sendFile } from './fileAnswer.js';
 import { parseSnapshotUrl } from './snapshotQuery.js';
 import {
-  createSnapshot, findSnapshot, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats, snapshotUrl,
-  type SnapshotFormat, type SnapshotRow,
+  checkSnapshotLimits, isStored, readStoredFile, SnapshotQuotaError, SnapshotStoreFullError, storeMadeFile, type SnapshotLimits,
+} from './snapshotStore.js';
+import {
+  createSnapshot, findSnapshot, findSnapshotAsOf, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats,
+  snapshotUrl, type SnapshotFormat, type SnapshotRow,
 } from './snapshots.js';
 
 const fileSchema = z.object({ url: z.string().url(), bytes: z.number().int(), rows: z.number().int(), sha256: z.string() });
@@ -80,7 +82,9 @@ const readingsUrlPattern = /^(https?:\/\/[^/?#\s]+)?\/api\/v1\/data\/(download|h
  */
 export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): void {
   const { config, db, log } = api.deps;
-  const files = createFileCache(config.snapshotCacheMb * 1024 * 1024);
+  // Files of snapshots made before their bytes were kept, being made to be stored: requests for one wait
+  // for that one making.
+  const making = new Map<string, Promise<void>>();
   const maxBytes = config.snapshotMaxMb * 1024 * 1024;
   // Making a snapshot, or comparing one with the live answer, reads as much as a download does: the same
   // bound per client.
@@ -139,12 +143,17 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       // A given as_of is checked as a request's own would be: an instant in the future is a 400.
       const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
       await requireStations(db.pool, q.source.stations(q.query));
-      claimSlot(ctx);
-      const row = await createSnapshot(db, config.baseUrl, q, maxBytes, given).catch((error: unknown) => {
+      const limits: SnapshotLimits = { client: ctx.ip, quotaMb: config.snapshotQuotaMb, storeMb: config.snapshotStoreMb };
+      const row = (given && await findSnapshotAsOf(db, q, given)) || await (async () => {
+        claimSlot(ctx);
+        // Refused before anything is made when the client or the store is full already.
+        await checkSnapshotLimits(db.pool, limits, 0);
+        return createSnapshot(db, config.baseUrl, q, maxBytes, given, limits);
+      })().catch((error: unknown) => {
         if (error instanceof SnapshotTooLargeError) {
           throw invalidParameters([{ param: 'url', message: `names more than SNAPSHOT_MAX_MB (${config.snapshotMaxMb}) MiB of data: narrow its range or its stations` }]);
         }
-        throw error;
+        throw limitProblem(error);
       });
       ctx.status = 201;
       ctx.set('Location', snapshotUrl(config.baseUrl, row.id));
@@ -188,15 +197,51 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       },
       async (ctx, { params }) => {
         const row = await snapshotOf(params.id);
-        // No download slot: a Parquet reader asks for several ranges at once, and requests for a file
-        // being made wait for that one making (the read rate limit still counts each).
-        const bytes = await files(`${row.id}.${format}`, () => remake(row, format));
+        const { bytes: size, sha256 } = row.files[format]!;
+        // No download slot: a Parquet reader asks for several ranges at once, each reading only its own
+        // chunks (the read rate limit still counts each).
+        if (!(await isStored(db, row.id, format, size))) await storeOnce(row, format);
         ctx.set('Content-Disposition', `attachment; filename="envmon_snapshot_${row.id}.${format}"`);
         ctx.set('Link', `<${licenseUrl}>; rel="license"`);
         ctx.set('Memento-Datetime', snapshotAsOf(row).at.toUTCString());
-        sendFile(ctx, bytes, format === 'csv' ? 'text/csv; charset=utf-8' : parquetType, row.files[format]!.sha256);
+        sendFile(ctx, {
+          size, sha256, type: format === 'csv' ? 'text/csv; charset=utf-8' : parquetType,
+          read: (start, end, whole) => readStoredFile(db.readPool, row.id, format, start, end, whole ? sha256 : undefined),
+        });
       },
     );
+  }
+
+  /**
+   * Stores the file of a snapshot made before files were kept, made again from the archive and checked
+   * against its digest, once for concurrent requests of this instance (storeMadeFile stores it once
+   * whatever the other instances do).
+   */
+  function storeOnce(row: SnapshotRow, format: SnapshotFormat): Promise<void> {
+    const key = `${row.id}.${format}`;
+    const pending = making.get(key);
+    if (pending) return pending;
+    const made = remake(row, format).then((bytes) => storeMadeFile(db, row.id, format, bytes)).finally(() => making.delete(key));
+    making.set(key, made);
+    return made;
+  }
+
+  /** The problem a refusal of the store's limits is. */
+  function limitProblem(error: unknown): unknown {
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+    if (error instanceof SnapshotQuotaError) {
+      // Retry-After when waiting helps: once enough of the client's snapshots of the day have left it.
+      return new Problem(429, 'snapshot-quota-exceeded', 'Too Many Requests',
+        `this client's snapshots of the last 24 hours hold ${mb(error.usedBytes)}, and SNAPSHOT_QUOTA_MB allows ${error.quotaMb} MiB per client per day${error.neededBytes > 0 ? `: this one needs ${mb(error.neededBytes)}` : ''}`,
+        { limit: 'SNAPSHOT_QUOTA_MB', limit_mb: error.quotaMb },
+        error.retryAfterSeconds === null ? {} : { 'Retry-After': String(error.retryAfterSeconds) });
+    }
+    if (error instanceof SnapshotStoreFullError) {
+      return new Problem(409, 'snapshot-store-full', 'Conflict',
+        `the service's snapshots hold ${mb(error.storedBytes)}, and SNAPSHOT_STORE_MB allows ${error.storeMb} MiB in all${error.neededBytes > 0 ? `: this one needs ${mb(error.neededBytes)}` : ''}; no snapshot can be made until the operator makes room`,
+        { limit: 'SNAPSHOT_STORE_MB', limit_mb: error.storeMb });
+    }
+    return error;
   }
 
   /**
