@@ -115,7 +115,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
     {
       method: 'post', path: '/api/v1/snapshots/', operationId: 'createSnapshot', tag: 'Snapshots',
       summary: 'Keep a readings query as of now under a persistent id, with its files\' sizes and digests',
-      description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400. Public, and counted by the read rate limit.',
+      description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. A URL with `as_of` whose query was kept already as of that instant gives that snapshot without its answer being made again. The files are stored with the snapshot when it is made, and sent as stored ever after. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400; a new snapshot that would take this client\'s snapshots of the last 24 hours past SNAPSHOT_QUOTA_MB is a 429, and the store past SNAPSHOT_STORE_MB a 409. Public, and counted by the read rate limit.',
       body: {
         description: 'The readings URL to keep',
         content: {
@@ -131,7 +131,11 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         201: { description: 'The snapshot', content: { 'application/json': snapshotSchema }, headers: { Location: 'The snapshot\'s URL' } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
         404: { description: 'A station of the URL is unknown' },
-        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
+        409: { description: 'The stored snapshots and this one would be more than SNAPSHOT_STORE_MB (`snapshot-store-full`, with `limit` and `limit_mb`)' },
+        429: {
+          description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared, or its snapshots of the last 24 hours and this one would be more than SNAPSHOT_QUOTA_MB (`snapshot-quota-exceeded`, with `limit` and `limit_mb`)',
+          headers: { 'Retry-After': 'Seconds until the client may try again; absent when the snapshot alone is more than its quota' },
+        },
       },
     },
     async (ctx) => {
@@ -183,7 +187,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       {
         method: 'get', path: `/api/v1/snapshots/:id/data.${format}`, operationId: `getSnapshot${format === 'csv' ? 'Csv' : 'Parquet'}`, tag: 'Snapshots',
         summary: `A snapshot's ${format === 'csv' ? 'CSV' : 'Parquet'} file: the same bytes on every request`,
-        description: `Made again from the archive as of the snapshot's instant and sent only when its SHA-256 is the one recorded (else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\` and byte ranges (\`Range\`, 206; 416 past the end), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
+        description: `Sent as stored when the snapshot was made (a snapshot made before files were stored has its file made again from the archive as of its instant on the first request, and stored only when its SHA-256 is the one recorded: else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\`, \`If-None-Match\` (304) and byte ranges (\`Range\`: \`a-b\`, \`a-\`, \`-n\`, 206; 416 past the end; \`If-Range\`), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
         params: idParams,
         responses: {
           200: { description: 'The file', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) }, headers: fileHeaders },
@@ -191,8 +195,10 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
             description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) },
             headers: { ...fileHeaders, 'Content-Range': 'The range sent: bytes <first>-<last>/<size>' },
           },
+          304: { description: 'If-None-Match names the file\'s ETag: no body', headers: { ETag: fileHeaders.ETag } },
           404: { description: 'No snapshot has this id' },
-          416: { description: 'The range starts past the end of the file' },
+          416: { description: 'The range starts past the end of the file', headers: { 'Content-Range': 'bytes */<size>' } },
+          500: { description: 'A snapshot made before files were stored, whose file made again no longer matches its recorded digest: not sent' },
         },
       },
       async (ctx, { params }) => {
