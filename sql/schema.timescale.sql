@@ -191,6 +191,13 @@ table rollup_stranded_months (
   month_start timestamp with time zone not null
 )
 
+table snapshot_chunks (
+  snapshot_id text not null,
+  format text not null,
+  n integer not null,
+  bytes bytea not null
+)
+
 table snapshots (
   id text not null,
   path text not null,
@@ -199,7 +206,8 @@ table snapshots (
   created_at timestamp with time zone not null default now(),
   pinned jsonb not null,
   result_sha256 text not null,
-  files jsonb not null
+  files jsonb not null,
+  made_by text
 )
 
 table station_intervals (
@@ -352,6 +360,14 @@ constraint rollup_backlog_pkey on rollup_backlog: PRIMARY KEY (id)
 
 constraint rollup_stranded_months_pkey on rollup_stranded_months: PRIMARY KEY (month_start)
 
+constraint snapshot_chunks_format_check on snapshot_chunks: CHECK ((format = ANY (ARRAY['csv'::text, 'parquet'::text])))
+
+constraint snapshot_chunks_n_check on snapshot_chunks: CHECK ((n >= 0))
+
+constraint snapshot_chunks_pkey on snapshot_chunks: PRIMARY KEY (snapshot_id, format, n)
+
+constraint snapshot_chunks_snapshot_id_fkey on snapshot_chunks: FOREIGN KEY (snapshot_id) REFERENCES snapshots(id) ON DELETE CASCADE
+
 constraint snapshots_pkey on snapshots: PRIMARY KEY (id)
 
 constraint station_intervals_pkey on station_intervals: PRIMARY KEY (station_id, set_at)
@@ -464,7 +480,13 @@ CREATE INDEX rollup_backlog_station ON public.rollup_backlog USING btree (statio
 
 CREATE UNIQUE INDEX rollup_stranded_months_pkey ON public.rollup_stranded_months USING btree (month_start)
 
+CREATE UNIQUE INDEX snapshot_chunks_pkey ON public.snapshot_chunks USING btree (snapshot_id, format, n)
+
+CREATE INDEX snapshots_as_of_idx ON public.snapshots USING btree (as_of)
+
 CREATE INDEX snapshots_created_idx ON public.snapshots USING btree (created_at)
+
+CREATE INDEX snapshots_made_by_idx ON public.snapshots USING btree (made_by, created_at) WHERE (made_by IS NOT NULL)
 
 CREATE UNIQUE INDEX snapshots_pkey ON public.snapshots USING btree (id)
 

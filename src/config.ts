@@ -62,8 +62,12 @@ const configSchema = z.object({
   ROLLUP_HEAL_SECONDS: integer(30, 1, 3600),
   DRAIN_SECONDS: integer(10, 1, 3600),
   AGGREGATE_CACHE_MB: integer(64, 0, 65_536),
-  SNAPSHOT_CACHE_MB: integer(256, 0, 65_536),
+  // No longer used (a snapshot's files are read from the database), and accepted, whatever its value, so
+  // that an environment written for an earlier version still starts.
+  SNAPSHOT_CACHE_MB: z.unknown().optional(),
   SNAPSHOT_MAX_MB: integer(256, 1, 4_096),
+  SNAPSHOT_QUOTA_MB: integer(1_024, 0, 1_048_576),
+  SNAPSHOT_STORE_MB: integer(10_240, 0, 16_777_216),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -105,10 +109,12 @@ export type Config = {
   /** How long SIGTERM waits for requests in flight (downloads, ingests) before it cuts them and exits 1. */
   drainSeconds: number;
   aggregateCacheMb: number;
-  /** Bytes of snapshot files kept in memory, made again from the archive when they have gone. */
-  snapshotCacheMb: number;
   /** The largest answer a snapshot may hold (its CSV or its Parquet file). */
   snapshotMaxMb: number;
+  /** MiB of snapshot files one client address may have made in the last 24 hours; 0: no quota. */
+  snapshotQuotaMb: number;
+  /** MiB of snapshot files the database may hold in all; 0: no cap. */
+  snapshotStoreMb: number;
   logLevel: string;
 };
 
@@ -164,8 +170,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     rollupHealSeconds: s.ROLLUP_HEAL_SECONDS,
     drainSeconds: s.DRAIN_SECONDS,
     aggregateCacheMb: s.AGGREGATE_CACHE_MB,
-    snapshotCacheMb: s.SNAPSHOT_CACHE_MB,
     snapshotMaxMb: s.SNAPSHOT_MAX_MB,
+    snapshotQuotaMb: s.SNAPSHOT_QUOTA_MB,
+    snapshotStoreMb: s.SNAPSHOT_STORE_MB,
     logLevel: s.LOG_LEVEL,
   };
 }

@@ -1,16 +1,17 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/pool.js';
 import { findSnapshot, listSnapshots, remakeFile, snapshotAsOf, snapshotFormats, snapshotUrl, type SnapshotRow } from '../readings/archive/snapshots.js';
+import { storedDigest } from '../readings/archive/snapshotStore.js';
 import { snapshotSources } from '../snapshotSources.js';
 import { UsageError } from './usage.js';
 
-/** Thrown when a snapshot's files made again differ from their recorded digests: the command exits 1. */
+/** Thrown when a snapshot's files made again, or stored, differ from their recorded digests: the command exits 1. */
 export class SnapshotsDifferError extends Error {}
 
 /**
  * `envmon snapshots list`: every snapshot (id, as_of, files' rows, the query); `envmon snapshots verify
- * [ID]`: each snapshot's files (or one's) made again from the archive and their SHA-256 compared with
- * those recorded when it was made. Exits 1 when any differs.
+ * [ID]`: each snapshot's files (or one's) made again from the archive, and those stored, their SHA-256
+ * compared with those recorded when it was made. Exits 1 when any differs.
  */
 export async function snapshotsCommand(config: Config, db: Db, args: string[], out: (line: string) => void): Promise<void> {
   const [action, id, ...rest] = args;
@@ -36,6 +37,11 @@ export async function snapshotsCommand(config: Config, db: Db, args: string[], o
     const failed: string[] = [];
     for (const format of snapshotFormats) {
       if (!(await remakeFile(db.streamPool, row, sources, format))) failed.push(format);
+    }
+    for (const format of snapshotFormats) {
+      const stored = await storedDigest(db, row.id, format, row.files[format]!.bytes);
+      // Not stored yet (made before files were kept): stored when first asked for, once checked.
+      if (stored !== null && stored !== row.files[format]!.sha256) failed.push(`stored ${format}`);
     }
     differing += failed.length > 0 ? 1 : 0;
     out(`${row.id}\t${failed.length === 0 ? 'ok' : `DIFFERS (${failed.join(', ')})`}\t${snapshotUrl(config.baseUrl, row.id)}`);

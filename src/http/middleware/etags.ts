@@ -10,6 +10,15 @@ function listedTags(header: string): string[] {
 
 const withoutEncoding = (tag: string) => tag.replace(/-(br|gzip)$/, '');
 
+/**
+ * The tag of `If-None-Match` (`asked`) that names `tag`, or `*`; undefined when none does. It compares
+ * weakly (RFC 9110, 13.1.2): the same tag in another encoding matches too.
+ */
+export function heldTag(asked: string, tag: string): string | undefined {
+  const current = tag.replace(/^W\//, '').replace(/^"|"$/g, '');
+  return listedTags(asked).find((listed) => listed === '*' || withoutEncoding(listed) === current);
+}
+
 const isBuffered = (body: unknown): body is string | Buffer => typeof body === 'string' || Buffer.isBuffer(body);
 
 /**
@@ -39,10 +48,8 @@ export function conditionalGet(): Middleware {
       }
       return;
     }
-    const current = tag.replace(/^W\//, '').replace(/^"|"$/g, '');
-    // If-None-Match compares weakly (RFC 9110, 13.1.2): the same tag in another encoding matches too,
-    // and the 304 names the representation the client holds.
-    const held = listedTags(asked).find((listed) => listed === '*' || withoutEncoding(listed) === current);
+    // The 304 names the representation the client holds.
+    const held = heldTag(asked, tag);
     if (held !== undefined) {
       if (held !== '*') ctx.set('ETag', `"${held}"`);
       ctx.status = 304;

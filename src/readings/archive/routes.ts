@@ -15,12 +15,14 @@ import { finerThanMillisecond, finerThanMillisecondReason } from '../core/millis
 import { requireStation, requireStations } from '../core/scope.js';
 import { SnapshotTooLargeError, type SnapshotSource } from '../core/snapshotSource.js';
 import { listChanges } from './changes.js';
-import { createFileCache } from './fileCache.js';
 import { sendFile } from './fileAnswer.js';
 import { parseSnapshotUrl } from './snapshotQuery.js';
 import {
-  createSnapshot, findSnapshot, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats, snapshotSettings, snapshotUrl,
-  type SnapshotFormat, type SnapshotRow,
+  checkSnapshotLimits, isStored, readStoredFile, SnapshotQuotaError, SnapshotStoreFullError, storeMadeFile, type SnapshotLimits,
+} from './snapshotStore.js';
+import {
+  createSnapshot, findSnapshot, findSnapshotAsOf, liveDiffers, querySnapshot, remakeFile, snapshotAsOf, snapshotCitationOf, snapshotFormats,
+  snapshotSettings, snapshotUrl, type SnapshotFormat, type SnapshotRow,
 } from './snapshots.js';
 
 const fileSchema = z.object({ url: z.string().url(), bytes: z.number().int(), rows: z.number().int(), sha256: z.string() });
@@ -86,7 +88,9 @@ const readingsUrlPattern = /^(https?:\/\/[^/?#\s]+)?\/api\/v1\/data\/(download|h
  */
 export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): void {
   const { config, db, log } = api.deps;
-  const files = createFileCache(config.snapshotCacheMb * 1024 * 1024);
+  // Files of snapshots made before their bytes were kept, being made to be stored: requests for one wait
+  // for that one making.
+  const making = new Map<string, Promise<void>>();
   const maxBytes = config.snapshotMaxMb * 1024 * 1024;
   // Making a snapshot, or comparing one with the live answer, reads as much as a download does: the same
   // bound per client.
@@ -117,7 +121,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
     {
       method: 'post', path: '/api/v1/snapshots/', operationId: 'createSnapshot', tag: 'Snapshots',
       summary: 'Keep a readings query as of now under a persistent id, with its files\' sizes and digests',
-      description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. The files are not stored: they are made again from the versioned archive when asked for, and checked against the digests recorded here before a byte is sent. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400. Public, and counted by the read rate limit.',
+      description: 'The body names a URL of /data/download/, /data/historical/, /data/aggregate/ or /data/compare/ with its query (a full URL or its path). The query is normalised (every parameter with its value, defaults written out; `output` is left out, as a snapshot has both formats) and recorded with `as_of`: the URL\'s own `as_of`, else now, once the station\'s writes in flight have committed. The answer is made once to name it: the same query over an unchanged result gives the same snapshot (its first `as_of`), a changed result a new one. 201 in both cases, with `Location`. A URL with `as_of` whose query was kept already as of that instant gives that snapshot without its answer being made again. The files are stored with the snapshot when it is made, and sent as stored ever after. Historical and compare windows end at the snapshot\'s instant. An answer larger than SNAPSHOT_MAX_MB is a 400; a new snapshot that would take this client\'s snapshots of the last 24 hours past SNAPSHOT_QUOTA_MB is a 429, and the store past SNAPSHOT_STORE_MB a 409. Public, and counted by the read rate limit.',
       body: {
         description: 'The readings URL to keep',
         content: {
@@ -133,7 +137,11 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         201: { description: 'The snapshot', content: { 'application/json': snapshotSchema }, headers: { Location: 'The snapshot\'s URL' } },
         400: { description: 'The body is not JSON with a `url`, or the URL is not a readings URL of this API, or one of its parameters is wrong (named as `url: <parameter>`)' },
         404: { description: 'A station of the URL is unknown' },
-        429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
+        409: { description: 'The stored snapshots and this one would be more than SNAPSHOT_STORE_MB (`snapshot-store-full`, with `limit` and `limit_mb`)' },
+        429: {
+          description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared, or its snapshots of the last 24 hours and this one would be more than SNAPSHOT_QUOTA_MB (`snapshot-quota-exceeded`, with `limit` and `limit_mb`)',
+          headers: { 'Retry-After': 'Seconds until the client may try again; absent when the snapshot alone is more than its quota' },
+        },
       },
     },
     async (ctx) => {
@@ -145,12 +153,17 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       // A given as_of is checked as a request's own would be: an instant in the future is a 400.
       const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
       await requireStations(db.pool, q.source.stations(q.query));
-      claimSlot(ctx);
-      const row = await createSnapshot(db, config.baseUrl, q, maxBytes, given).catch((error: unknown) => {
+      const limits: SnapshotLimits = { client: ctx.ip, quotaMb: config.snapshotQuotaMb, storeMb: config.snapshotStoreMb };
+      const row = (given && await findSnapshotAsOf(db, q, given)) || await (async () => {
+        claimSlot(ctx);
+        // Refused before anything is made when the client or the store is full already.
+        await checkSnapshotLimits(db.pool, limits, 0);
+        return createSnapshot(db, config.baseUrl, q, maxBytes, given, limits);
+      })().catch((error: unknown) => {
         if (error instanceof SnapshotTooLargeError) {
           throw invalidParameters([{ param: 'url', message: `names more than SNAPSHOT_MAX_MB (${config.snapshotMaxMb}) MiB of data: narrow its range or its stations` }]);
         }
-        throw error;
+        throw limitProblem(error);
       });
       ctx.status = 201;
       ctx.set('Location', snapshotUrl(config.baseUrl, row.id));
@@ -180,7 +193,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       {
         method: 'get', path: `/api/v1/snapshots/:id/data.${format}`, operationId: `getSnapshot${format === 'csv' ? 'Csv' : 'Parquet'}`, tag: 'Snapshots',
         summary: `A snapshot's ${format === 'csv' ? 'CSV' : 'Parquet'} file: the same bytes on every request`,
-        description: `Made again from the archive as of the snapshot's instant and sent only when its SHA-256 is the one recorded (else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\` and byte ranges (\`Range\`, 206; 416 past the end), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
+        description: `Sent as stored when the snapshot was made (a snapshot made before files were stored has its file made again from the archive as of its instant on the first request, and stored only when its SHA-256 is the one recorded: else a 500, never other bytes). \`Content-Length\`, a strong \`ETag\`, \`Repr-Digest\` (RFC 9530), \`Cache-Control: immutable\`, \`If-None-Match\` (304) and byte ranges (\`Range\`: \`a-b\`, \`a-\`, \`-n\`, 206; 416 past the end; \`If-Range\`), so that readers of ${format === 'csv' ? 'CSV' : 'Parquet (pyarrow, polars, DuckDB)'} can read it by its URL.${format === 'csv' ? ' Opened by `# ` comment lines with the licence, the citation and as_of, then the header row.' : ' The licence, citation, as_of and the snapshot\'s URL are in its key-value metadata.'}`,
         params: idParams,
         responses: {
           200: { description: 'The file', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) }, headers: fileHeaders },
@@ -188,21 +201,59 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
             description: 'The byte range asked for', content: { [format === 'csv' ? 'text/csv' : parquetType]: z.string().openapi({ format: 'binary' }) },
             headers: { ...fileHeaders, 'Content-Range': 'The range sent: bytes <first>-<last>/<size>' },
           },
+          304: { description: 'If-None-Match names the file\'s ETag: no body', headers: { ETag: fileHeaders.ETag } },
           404: { description: 'No snapshot has this id' },
-          416: { description: 'The range starts past the end of the file' },
+          416: { description: 'The range starts past the end of the file', headers: { 'Content-Range': 'bytes */<size>' } },
+          500: { description: 'A snapshot made before files were stored, whose file made again no longer matches its recorded digest: not sent' },
         },
       },
       async (ctx, { params }) => {
         const row = await snapshotOf(params.id);
-        // No download slot: a Parquet reader asks for several ranges at once, and requests for a file
-        // being made wait for that one making (the read rate limit still counts each).
-        const bytes = await files(`${row.id}.${format}`, () => remake(row, format));
+        const { bytes: size, sha256 } = row.files[format]!;
+        // No download slot: a Parquet reader asks for several ranges at once, each reading only its own
+        // chunks (the read rate limit still counts each).
+        if (!(await isStored(db, row.id, format, size))) await storeOnce(row, format);
         ctx.set('Content-Disposition', `attachment; filename="envmon_snapshot_${row.id}.${format}"`);
         ctx.set('Link', `<${licenseUrl}>; rel="license"`);
         ctx.set('Memento-Datetime', snapshotAsOf(row).at.toUTCString());
-        sendFile(ctx, bytes, format === 'csv' ? 'text/csv; charset=utf-8' : parquetType, row.files[format]!.sha256);
+        sendFile(ctx, {
+          size, sha256, type: format === 'csv' ? 'text/csv; charset=utf-8' : parquetType,
+          read: (start, end, whole) => readStoredFile(db.readPool, row.id, format, start, end, whole ? sha256 : undefined),
+        });
       },
     );
+  }
+
+  /**
+   * Stores the file of a snapshot made before files were kept, made again from the archive and checked
+   * against its digest, once for concurrent requests of this instance (storeMadeFile stores it once
+   * whatever the other instances do).
+   */
+  function storeOnce(row: SnapshotRow, format: SnapshotFormat): Promise<void> {
+    const key = `${row.id}.${format}`;
+    const pending = making.get(key);
+    if (pending) return pending;
+    const made = remake(row, format).then((bytes) => storeMadeFile(db, row.id, format, bytes)).finally(() => making.delete(key));
+    making.set(key, made);
+    return made;
+  }
+
+  /** The problem a refusal of the store's limits is. */
+  function limitProblem(error: unknown): unknown {
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+    if (error instanceof SnapshotQuotaError) {
+      // Retry-After when waiting helps: once enough of the client's snapshots of the day have left it.
+      return new Problem(429, 'snapshot-quota-exceeded', 'Too Many Requests',
+        `this client's snapshots of the last 24 hours hold ${mb(error.usedBytes)}, and SNAPSHOT_QUOTA_MB allows ${error.quotaMb} MiB per client per day${error.neededBytes > 0 ? `: this one needs ${mb(error.neededBytes)}` : ''}`,
+        { limit: 'SNAPSHOT_QUOTA_MB', limit_mb: error.quotaMb },
+        error.retryAfterSeconds === null ? {} : { 'Retry-After': String(error.retryAfterSeconds) });
+    }
+    if (error instanceof SnapshotStoreFullError) {
+      return new Problem(409, 'snapshot-store-full', 'Conflict',
+        `the service's snapshots hold ${mb(error.storedBytes)}, and SNAPSHOT_STORE_MB allows ${error.storeMb} MiB in all${error.neededBytes > 0 ? `: this one needs ${mb(error.neededBytes)}` : ''}; no snapshot can be made until the operator makes room`,
+        { limit: 'SNAPSHOT_STORE_MB', limit_mb: error.storeMb });
+    }
+    return error;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Db } from '../../db/pool.js';
@@ -7,6 +8,7 @@ import { settleStations, type AsOf } from '../core/asOf.js';
 import { licenseUrl } from '../core/attribution.js';
 import { SnapshotTooLargeError, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { snapshotQueryOf, type SnapshotQuery } from './snapshotQuery.js';
+import { storeSnapshot, type SnapshotLimits } from './snapshotStore.js';
 
 export const snapshotFormats = ['csv', 'parquet'] as const;
 export type SnapshotFormat = (typeof snapshotFormats)[number];
@@ -63,9 +65,10 @@ async function makeFile(pool: PgPool, q: SnapshotQuery, asOf: AsOf, pins: Snapsh
 /**
  * Records a snapshot of `q` (as of `given`, else now once its stations' writes in flight have
  * committed), or finds the one the same query and result already have. The answer is made once here,
- * on the primary, to name it and to record each file's size and digest; the bytes are not kept.
+ * on the primary, to name it and to record each file's size and digest, and its files are stored with the
+ * record. A new snapshot past `limits` throws SnapshotQuotaError or SnapshotStoreFullError.
  */
-export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, maxBytes: number, given?: AsOf): Promise<SnapshotRow> {
+export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, maxBytes: number, given?: AsOf, limits?: SnapshotLimits): Promise<SnapshotRow> {
   const stations = q.source.stations(q.query);
   const asOf = given ?? (await settleStations(db, stations));
   const pinned = await q.source.pin(db.streamPool, q.query, asOf);
@@ -91,10 +94,10 @@ export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, 
     csv: { bytes: csv.length, rows: body.rows, sha256: sha256(csv) },
     parquet: { bytes: parquet.length, rows: body.rows, sha256: sha256(parquet) },
   };
-  await db.pool.query(sql.type(z.object({}))`
-    insert into snapshots (id, path, query, as_of, pinned, result_sha256, files)
-    values (${id}, ${q.source.path}, ${q.canonical}, ${asOf.iso}, ${sql.jsonb(pins)}, ${resultSha256}, ${sql.jsonb(files)})
-    on conflict (id) do nothing`);
+  await storeSnapshot(db, sql.fragment`
+    insert into snapshots (id, path, query, as_of, pinned, result_sha256, files, made_by)
+    values (${id}, ${q.source.path}, ${q.canonical}, ${asOf.iso}, ${sql.jsonb(pins)}, ${resultSha256}, ${sql.jsonb(files)}, ${limits?.client ?? null})`,
+  id, { csv, parquet }, limits);
   return (await findSnapshot(db, id))!;
 }
 
@@ -162,3 +165,24 @@ export const snapshotAsOf = asOfOf;
 
 /** The citation a snapshot's files carry. */
 export const snapshotCitationOf = (row: SnapshotRow) => metadataOf(pinsOf(row)).citation!;
+
+/**
+ * The snapshot of a query as of an instant given, if one was made with the same pins: the archive as of
+ * a past instant does not change, and the pins are all else its answer depends on, so the answer need not
+ * be made again to find it. Costs a lookup and the pins' own (a station's interval, its QC configuration).
+ */
+export async function findSnapshotAsOf(db: Db, q: SnapshotQuery, asOf: AsOf): Promise<SnapshotRow | null> {
+  const rows = await db.pool.any(sql.type(snapshotRow)`
+    select id, path, query, as_of, created_at, pinned, result_sha256, files from snapshots
+    where as_of = ${asOf.iso} and path = ${q.source.path} and query = ${q.canonical}
+    order by created_at, id`);
+  if (rows.length === 0) return null;
+  // As jsonb keeps them: no undefined, keys in any order.
+  const pinned: unknown = JSON.parse(JSON.stringify(await q.source.pin(db.streamPool, q.query, asOf)));
+  return rows.find((row) => {
+    const kept: Record<string, unknown> = { ...pinsOf(row) };
+    delete kept.comments;
+    delete kept.metadata;
+    return isDeepStrictEqual(kept, pinned);
+  }) ?? null;
+}

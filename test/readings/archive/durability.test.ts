@@ -55,11 +55,16 @@ describeEngines('snapshots kept by the operator', (env) => {
     await admin(env().databaseUrl, (c) => c.query(`update snapshots set files = jsonb_set(files, '{csv,sha256}', '"0000"') where id = $1`, [altered.id]));
     const failed = await runCli(['snapshots', 'verify'], settings);
     assert.equal(failed.code, 1);
-    assert.match(failed.stdout, new RegExp(`${altered.id}\tDIFFERS \\(csv\\)`));
+    // Both the file made again and the one stored differ from the record.
+    assert.match(failed.stdout, new RegExp(`${altered.id}\tDIFFERS \\(csv, stored csv\\)`));
     assert.match(failed.stdout, new RegExp(`${record.id}\tok`));
+    // Without its stored bytes (as a snapshot made before they were kept), the file is made again, and
+    // not sent, nor stored, as it does not match.
+    await admin(env().databaseUrl, (c) => c.query('delete from snapshot_chunks where snapshot_id = $1', [altered.id]));
     const refused = await env().get(new URL(altered.formats.csv.url).pathname);
     assert.equal(refused.status, 500);
     assert.equal(refused.headers.get('content-type'), 'application/problem+json');
+    assert.equal((await admin(env().databaseUrl, (c) => c.query('select 1 from snapshot_chunks where snapshot_id = $1 and format = $2', [altered.id, 'csv']))).rowCount, 0);
     await admin(env().databaseUrl, (c) => c.query('delete from snapshots where id = $1', [altered.id]));
   });
 
