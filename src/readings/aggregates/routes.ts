@@ -74,7 +74,7 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
       const args = request.args(asOf, qcPass, spacings);
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
-      const cite = citation(config.baseUrl, [stationId], range, dataset, asOf);
+      const cite = citation(config.baseUrl, [stationId], range, dataset, asOf, ctx.querystring);
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
       const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
         : query.output === 'parquet' ? aggregateParquetOutput(args, cite, asOf) : aggregateJsonOutput(args);
@@ -142,7 +142,7 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
       const { rows } = await db.replicas.prefer(({ readPool }) => readCurrent(db, () => readProfile(readPool, args)));
       const range = { from: query.from_date, to: query.to_date };
       const dataset = { kind: 'profile', by: query.by, param: query.param, tz } as const;
-      const cite = citation(config.baseUrl, [stationId], range, dataset);
+      const cite = citation(config.baseUrl, [stationId], range, dataset, undefined, ctx.querystring);
       if (query.output === 'json') {
         ctx.body = { station: stationId, param: query.param, by: query.by, tz, results: rows.map((row) => profileResult(row, query.percentiles)) };
         return;

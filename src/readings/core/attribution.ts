@@ -40,13 +40,18 @@ export const describeData = (stationIds: readonly string[], range: Range, datase
 
 /**
  * The citation a user of the data should give; sent as X-Attribution and in the CSV preamble. A read as
- * of an instant names it: the same citation then names the same data.
+ * of an instant names it: the same citation then names the same data. `query` (the request's parameters,
+ * less `output`, which changes the file and not the data) ends the address it was retrieved from, so
+ * that a reader can ask for it again.
  */
-export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf): string {
+export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf, query = ''): string {
   const retrieved = new Date().toISOString().slice(0, 10);
   const { what, endpoint } = datasetWords(dataset);
+  const params = new URLSearchParams(query);
+  params.delete('output');
+  const asked = params.toString() ? `?${params}` : '';
   return `envmon environmental monitoring network, ${stationsWords(stationIds)}, ` +
-    `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
+    `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/${asked}. Licensed CC BY 4.0.`;
 }
 
 /**

@@ -43,7 +43,7 @@ export function addExportRoutes(api: Api, spacings: SeriesSpacings): void {
       const asOf = readAsOf(ctx, query.as_of);
       await requireStations(db.pool, stationIds);
       claimDownloadSlot(ctx);
-      const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf);
+      const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf, ctx.querystring);
       const parquet = query.output === 'parquet';
       const pools = await asOfPools(db, asOf, stationIds);
       const qc = query.qc || parquet ? await qcConfigsOf(db.readPool, stationIds, asOf?.iso) : undefined;
