@@ -1,5 +1,5 @@
 import type { AsOf } from '../core/asOf.js';
-import { describeData, describeRange, givenParams, type AnswerFacts, type Dataset } from '../core/attribution.js';
+import { coveredDates, describeData, givenParams, type AnswerFacts, type Dataset } from '../core/attribution.js';
 import type { QcConfig } from '../core/qc/config.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { bucketZone } from '../core/timeZone.js';
@@ -23,14 +23,14 @@ export function aggregateRequest(query: AggregateQuery, stationId: string) {
     }),
     /** The data in words; an open range ends at `upTo`. */
     describe: (upTo?: string) => describeData([stationId], range, dataset, upTo),
-    facts: (upTo?: string): AnswerFacts => ({
+    facts: (upTo: string): AnswerFacts => ({
       zone: tz,
       params: givenParams([
         ['period', query.period], ['metrics', query.metrics], ['quality', query.quality], ['qc', query.qc],
         ['percentiles', query.percentiles], ['min_coverage', query.min_coverage],
       ]),
       // from_date and to_date are the zone's dates.
-      covers: `${describeRange(range, upTo)}${range.from || range.to ? ` (${tz ?? 'UTC'} dates)` : ''}`,
+      covers: coveredDates(range, upTo, tz),
     }),
   };
 }

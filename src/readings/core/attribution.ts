@@ -25,12 +25,16 @@ export const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly'
 
 /**
  * A range of dates in words: "from A to B", "up to B", "full history". With `upTo` (the instant the
- * archive is read as of) an open end is that instant: "from A up to T", "all readings up to T".
+ * archive is read as of) an open end is that instant: "from A up to T", "up to T".
  */
 export const describeRange = ({ from, to }: Range, upTo?: string) =>
   from && to ? `from ${from} to ${to}`
     : from ? (upTo ? `from ${from} up to ${upTo}` : `from ${from} onwards`)
-      : to ? `up to ${to}` : upTo ? `all readings up to ${upTo}` : 'full history';
+      : to ? `up to ${to}` : upTo ? `up to ${upTo}` : 'full history';
+
+/** The time a range of dates (of `zone`'s calendar, UTC's when absent) covers, read as of `upTo`, for AnswerFacts. */
+export const coveredDates = (range: Range, upTo: string, zone?: string) =>
+  range.from || range.to ? `${describeRange(range, upTo)} (${zone ?? 'UTC'} dates)` : `all readings up to ${upTo}`;
 
 const stationsWords = (stationIds: readonly string[]) => `station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}`;
 
@@ -47,9 +51,8 @@ export const describeData = (stationIds: readonly string[], range: Range, datase
 export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf, query = ''): string {
   const retrieved = new Date().toISOString().slice(0, 10);
   const { what, endpoint } = datasetWords(dataset);
-  const params = new URLSearchParams(query);
-  params.delete('output');
-  const asked = params.toString() ? `?${params}` : '';
+  const params = query.split('&').filter((param) => param !== '' && !param.startsWith('output='));
+  const asked = params.length > 0 ? `?${params.join('&')}` : '';
   return `envmon environmental monitoring network, ${stationsWords(stationIds)}, ` +
     `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/${asked}. Licensed CC BY 4.0.`;
 }

@@ -1,5 +1,5 @@
 import type { AsOf } from '../core/asOf.js';
-import { describeData, describeRange, givenParams, type AnswerFacts } from '../core/attribution.js';
+import { coveredDates, describeData, givenParams, type AnswerFacts } from '../core/attribution.js';
 import type { QcConfig } from '../core/qc/config.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { downloadColumns, type DownloadArgs } from './download.js';
@@ -23,9 +23,9 @@ export function downloadRequest(query: DownloadQuery, stationIds: string[]) {
     }),
     /** The data in words; an open range ends at `upTo`. */
     describe: (upTo?: string) => describeData(stationIds, range, { kind: 'readings' }, upTo),
-    facts: (upTo?: string): AnswerFacts => ({
+    facts: (upTo: string): AnswerFacts => ({
       params: givenParams([['columns', query.columns], ['quality', query.quality], ['qc', query.qc]]),
-      covers: `${describeRange(range, upTo)}${range.from || range.to ? ' (UTC dates)' : ''}`,
+      covers: coveredDates(range, upTo),
     }),
   };
 }
