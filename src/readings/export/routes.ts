@@ -30,7 +30,7 @@ export function addExportRoutes(api: Api, spacings: SeriesSpacings): void {
         200: {
           description: 'CSV: comment lines with licence and citation, a header row, then the readings; or (output=parquet) a Parquet file of the same columns, the licence and citation in its key-value metadata',
           content: { 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
-          headers: { ...mementoHeader, 'X-Attribution': 'The citation', 'Content-Disposition': 'The file\'s name' },
+          headers: { ...mementoHeader, 'X-Attribution': 'The citation, ending with the address asked (its query less `output`)', 'Content-Disposition': 'The file\'s name' },
         },
         404: { description: 'A station is unknown' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) downloads open' },
