@@ -10,7 +10,8 @@ import { requireStation, requireStations, stationParam } from '../core/scope.js'
 import { qcConfigOf } from '../core/qc/config.js';
 import { createAggregateReader } from './cache.js';
 import { aggregateAsOf, aggregateCsvOutput, aggregateJsonOutput, aggregateParquetOutput } from './outputs.js';
-import { compareInterval, compareStations } from './queries.js';
+import { compareStations } from './queries.js';
+import { aggregateRequest, compareRequest } from './requests.js';
 import { aggregateQuerySchema, compareQuerySchema, profileQuerySchema } from './schema.js';
 import { profileColumns, profileCsv, profileParquet, profileResult, readProfile } from './profile.js';
 import { aggregateResultSchema } from './shape.js';
@@ -66,19 +67,14 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
       },
     },
     async (ctx, { query }) => {
-      const stationId = stationParam(query.station, config.defaultStation);
+      const request = aggregateRequest(query, stationParam(query.station, config.defaultStation));
+      const { stationId, range, dataset } = request;
       const asOf = readAsOf(ctx, query.as_of);
       const qcPass = query.qc === 'pass' ? await qcConfigOf(db.readPool, stationId, asOf?.iso) : undefined;
-      const args = {
-        stationId, period: query.period, from: query.from_date, to: query.to_date, quality: query.quality, metrics: query.metrics, asOf, qcPass, spacings,
-        // UTC is the rollup levels' own calendar: an answer as without tz.
-        tz: query.tz === 'UTC' ? undefined : query.tz, percentiles: query.percentiles, minCoverage: query.min_coverage,
-      };
+      const args = request.args(asOf, qcPass, spacings);
       // A range that ends before today (UTC) gets no more live readings: only a late backfill or an override can change it.
       if (query.to_date && query.to_date < new Date().toISOString().slice(0, 10)) ctx.set('Cache-Control', cachePolicy.closedAggregate);
-      const range = { from: query.from_date, to: query.to_date };
-      const dataset = { kind: 'aggregate', period: query.period, tz: args.tz } as const;
-      const cite = citation(config.baseUrl, [stationId], range, dataset, asOf);
+      const cite = citation(config.baseUrl, [stationId], range, dataset, asOf, ctx.querystring);
       // Whole, not streamed: an aggregate is small beside the readings it sums, and a known body can carry an ETag.
       const output = query.output === 'csv' ? aggregateCsvOutput(args, cite)
         : query.output === 'parquet' ? aggregateParquetOutput(args, cite, asOf) : aggregateJsonOutput(args);
@@ -111,14 +107,14 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
     async (ctx, { query }) => {
       const asOf = readAsOf(ctx, query.as_of);
       await requireStations(db.pool, query.stations);
-      const seconds = compareInterval(query.hours);
-      const compareArgs = { stationIds: query.stations, param: query.param, hours: query.hours, seconds, quality: query.quality, asOf, tz: query.tz === 'UTC' ? undefined : query.tz };
+      const request = compareRequest(query);
+      const compareArgs = request.args(asOf);
       // As of an instant, from the readings (on the primary, settled when the instant is recent): the
       // rollups' refresh is not waited for.
       if (asOf) await asOfPools(db, asOf, query.stations);
       const result = asOf ? await compareStations(db.pool, compareArgs) : await readCurrent(db, () => compareStations(db.pool, compareArgs));
       ctx.body = {
-        param: query.param, hours: query.hours, quality: query.quality ?? null, ...(compareArgs.tz ? { tz: compareArgs.tz } : {}), interval_seconds: seconds,
+        param: query.param, hours: query.hours, quality: query.quality ?? null, ...(request.tz ? { tz: request.tz } : {}), interval_seconds: request.seconds,
         timestamps: result.timestamps,
         series: Object.fromEntries(query.stations.map((id) => [id, result.series[id] ?? []])),
       };
@@ -146,7 +142,7 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
       const { rows } = await db.replicas.prefer(({ readPool }) => readCurrent(db, () => readProfile(readPool, args)));
       const range = { from: query.from_date, to: query.to_date };
       const dataset = { kind: 'profile', by: query.by, param: query.param, tz } as const;
-      const cite = citation(config.baseUrl, [stationId], range, dataset);
+      const cite = citation(config.baseUrl, [stationId], range, dataset, undefined, ctx.querystring);
       if (query.output === 'json') {
         ctx.body = { station: stationId, param: query.param, by: query.by, tz, results: rows.map((row) => profileResult(row, query.percentiles)) };
         return;

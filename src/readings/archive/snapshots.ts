@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/pool.js';
 import type { PgPool } from '../../db/pgPool.js';
 import { settleStations, type AsOf } from '../core/asOf.js';
-import { licenseUrl } from '../core/attribution.js';
+import { factLines, factMetadata, licenseUrl } from '../core/attribution.js';
 import { SnapshotTooLargeError, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { snapshotQueryOf, type SnapshotQuery } from './snapshotQuery.js';
 import { storeSnapshot, type SnapshotLimits } from './snapshotStore.js';
@@ -49,8 +49,8 @@ function snapshotId(path: string, canonical: string, resultSha256: string): stri
 }
 
 /** The citation of a snapshot: what it holds, as of when, under which persistent address. */
-function snapshotCitation(source: SnapshotSource, query: Record<string, unknown>, asOf: AsOf, url: string): string {
-  return `envmon environmental monitoring network, ${source.describe(query)}, as of ${asOf.iso}. Snapshot ${url}. Licensed CC BY 4.0.`;
+function snapshotCitation(source: SnapshotSource, query: Record<string, unknown>, asOf: AsOf, pinned: Pinned, url: string): string {
+  return `envmon environmental monitoring network, ${source.describe(query, asOf, pinned)}, as of ${asOf.iso}. Snapshot ${url}. Licensed CC BY 4.0.`;
 }
 
 /** The CSV file of a snapshot: its comment lines, then the header row and rows of its answer. */
@@ -78,15 +78,19 @@ export async function createSnapshot(db: Db, baseUrl: string, q: SnapshotQuery, 
   const existing = await findSnapshot(db, id);
   if (existing) return existing;
   const url = snapshotUrl(baseUrl, id);
-  const cite = snapshotCitation(q.source, q.query, asOf, url);
+  const cite = snapshotCitation(q.source, q.query, asOf, pinned, url);
+  // What the files say of their rows is the endpoint's to say (what its live answer says, and more); kept
+  // with the pins, so that a snapshot's files keep their bytes whatever later versions say.
+  const facts = q.source.facts(q.query, asOf, pinned);
   const pins: SnapshotPins = {
     ...pinned,
     comments: [
       `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licenseUrl}`,
       `# Cite as: ${cite}`,
-      `# As of ${asOf.iso}: the archive as it stood then. Timestamps are UTC. Empty fields are missing values.`,
+      `# As of ${asOf.iso}: the archive as it stood then.`,
+      ...factLines(facts),
     ].join('\n') + '\n',
-    metadata: [['license', licenseUrl], ['citation', cite], ['timezone', 'UTC'], ['as_of', asOf.iso], ['snapshot', url]],
+    metadata: [['license', licenseUrl], ['citation', cite], ...factMetadata(facts), ['as_of', asOf.iso], ['snapshot', url]],
   };
   const csv = withComments(pins.comments, body.bytes);
   const parquet = await q.source.parquet(db.streamPool, q.query, asOf, pins, metadataOf(pins), maxBytes);

@@ -23,20 +23,79 @@ function datasetWords(dataset: Dataset): { what: string; endpoint: string } {
 
 export const periodAdjective: Record<AggregatePeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
 
-/** A range of dates in words: "from A to B", "up to B", "full history". */
-export const describeRange = ({ from, to }: Range) =>
-  from && to ? `from ${from} to ${to}` : from ? `from ${from} onwards` : to ? `up to ${to}` : 'full history';
+/**
+ * A range of dates in words: "from A to B", "up to B", "full history". With `upTo` (the instant the
+ * archive is read as of) an open end is that instant: "from A up to T", "up to T".
+ */
+export const describeRange = ({ from, to }: Range, upTo?: string) =>
+  from && to ? `from ${from} to ${to}`
+    : from ? (upTo ? `from ${from} up to ${upTo}` : `from ${from} onwards`)
+      : to ? `up to ${to}` : upTo ? `up to ${upTo}` : 'full history';
+
+/** The time a range of dates (of `zone`'s calendar, UTC's when absent) covers, read as of `upTo`, for AnswerFacts. */
+export const coveredDates = (range: Range, upTo: string, zone?: string) =>
+  range.from || range.to ? `${describeRange(range, upTo)} (${zone ?? 'UTC'} dates)` : `all readings up to ${upTo}`;
+
+const stationsWords = (stationIds: readonly string[]) => `station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}`;
+
+/** A file's data in words, for a snapshot's citation: "hourly aggregates (Europe/Zurich time) of readings of station X from A to B". */
+export const describeData = (stationIds: readonly string[], range: Range, dataset: Dataset, upTo?: string) =>
+  `${datasetWords(dataset).what} of ${stationsWords(stationIds)} ${describeRange(range, upTo)}`;
 
 /**
  * The citation a user of the data should give; sent as X-Attribution and in the CSV preamble. A read as
- * of an instant names it: the same citation then names the same data.
+ * of an instant names it: the same citation then names the same data. `query` (the request's parameters,
+ * less `output`, which changes the file and not the data) ends the address it was retrieved from, so
+ * that a reader can ask for it again.
  */
-export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf): string {
+export function citation(baseUrl: string, stationIds: string[], range: Range, dataset: Dataset = { kind: 'readings' }, asOf?: AsOf, query = ''): string {
   const retrieved = new Date().toISOString().slice(0, 10);
   const { what, endpoint } = datasetWords(dataset);
-  return `envmon environmental monitoring network, station${stationIds.length > 1 ? 's' : ''} ${stationIds.join(', ')}, ` +
-    `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/. Licensed CC BY 4.0.`;
+  const params = query.split('&').filter((param) => param !== '' && !param.startsWith('output='));
+  const asked = params.length > 0 ? `?${params.join('&')}` : '';
+  return `envmon environmental monitoring network, ${stationsWords(stationIds)}, ` +
+    `${what} ${describeRange(range)}${asOf ? ` as of ${asOf.iso}` : ''}, retrieved ${retrieved} from ${baseUrl}/data/${endpoint}/${asked}. Licensed CC BY 4.0.`;
 }
+
+/**
+ * What a file says about its rows beside them: the zone its timestamps are written in, the parameters
+ * that shaped the rows, and the time they cover. One endpoint's mapping gives them for its live answer
+ * and its snapshot alike.
+ */
+export type AnswerFacts = {
+  /** The zone of the timestamps (with their offset) and of the buckets; UTC when absent. */
+  zone?: string;
+  /** The parameters that shaped the rows beside the zone and the range, as the query names and writes them. */
+  params: [string, string][];
+  /** The time the rows cover, in words: "from 2026-01-01 to 2026-01-31 (Europe/Zurich dates)". */
+  covers: string;
+};
+
+/** The parameters given, as AnswerFacts names them (a list comma-separated, as the query writes it); those not given are left out. */
+export const givenParams = (params: [string, string | number | boolean | readonly (string | number)[] | undefined][]): [string, string][] =>
+  params.flatMap(([name, value]) => (value === undefined ? [] : [[name, Array.isArray(value) ? value.join(',') : String(value)] as [string, string]]));
+
+/** The comment line saying how a CSV file writes its timestamps and missing values. */
+export const timestampsLine = (zone?: string) =>
+  zone ? `# Timestamps are ${zone} time, with its UTC offset. Empty fields are missing values.` : `# Timestamps are UTC. Empty fields are missing values.`;
+
+/** The comment lines of a CSV file that say what its rows are: their zone, parameters and time covered. */
+export const factLines = (facts: AnswerFacts): string[] => [
+  timestampsLine(facts.zone),
+  ...(facts.params.length > 0 ? [`# Parameters: ${facts.params.map(([name, value]) => `${name}=${value}`).join(', ')}`] : []),
+  `# Covers: ${facts.covers}.`,
+];
+
+/**
+ * The same as Parquet key-value metadata: the instants of a Parquet file are UTC whatever the zone,
+ * which `buckets_time_zone` names; each parameter under its own name.
+ */
+export const factMetadata = (facts: AnswerFacts): [string, string][] => [
+  ['timezone', 'UTC'],
+  ...(facts.zone ? [['buckets_time_zone', facts.zone] as [string, string]] : []),
+  ...facts.params,
+  ['covers', facts.covers],
+];
 
 export type FileFormat = 'csv' | 'parquet';
 
@@ -58,7 +117,7 @@ export function preamble(cite: string, columns: readonly string[], zone?: string
   return [
     `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licenseUrl}`,
     `# Cite as: ${cite}`,
-    zone ? `# Timestamps are ${zone} time, with its UTC offset. Empty fields are missing values.` : `# Timestamps are UTC. Empty fields are missing values.`,
+    timestampsLine(zone),
     columns.join(','),
   ].join('\n') + '\n';
 }

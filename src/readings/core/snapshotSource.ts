@@ -2,6 +2,7 @@ import type { PgPool } from '../../db/pool.js';
 import type { ParamError } from '../../http/problem.js';
 import type { z } from '../../http/zod.js';
 import type { AsOf } from './asOf.js';
+import type { AnswerFacts } from './attribution.js';
 import type { QcConfig } from './qc/config.js';
 
 /**
@@ -76,8 +77,16 @@ export type SnapshotSource<Q = Record<string, unknown>> = {
   stations: (query: Q) => string[];
   /** The readings' timestamps the answer covers, as ISO instants (null for an open end). */
   span: (query: Q, asOf: AsOf) => { start: string | null; end: string | null };
-  /** What the answer is, for a citation: "hourly aggregates of readings of station X from A to B". */
-  describe: (query: Q) => string;
+  /**
+   * What the answer is, for a citation: "hourly aggregates (Europe/Zurich time) of readings of station X
+   * from A to B"; an open range ends at the snapshot's instant.
+   */
+  describe: (query: Q, asOf: AsOf, pinned: Pinned) => string;
+  /**
+   * What the snapshot's files say about their rows beside its own instant and address: the zone, the
+   * parameters, the time covered (at least what the live answer's files say).
+   */
+  facts: (query: Q, asOf: AsOf, pinned: Pinned) => AnswerFacts;
   /** What the bytes depend on beyond the readings, read when the snapshot is made as of `asOf`. */
   pin: (pool: PgPool, query: Q, asOf: AsOf) => Promise<Pinned>;
   /** The CSV's header row and rows, at most `maxBytes` (else SnapshotTooLargeError). */

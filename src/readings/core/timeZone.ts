@@ -77,3 +77,6 @@ export function offsetMinutes(zone: string, at: Date = new Date()): number {
 
 /** Whether the zone's offset now is a whole number of hours (India's, Nepal's and Newfoundland's are not): whether the hourly rollup can answer for it. */
 export const keepsWholeHoursNow = (zone: string) => offsetMinutes(zone) % 60 === 0;
+
+/** The zone an answer's buckets are of, other than UTC: UTC is the rollup levels' own calendar, an answer as without tz. */
+export const bucketZone = (tz: string | undefined): string | undefined => (tz === 'UTC' ? undefined : tz);

@@ -7,7 +7,8 @@ import { attributeDownload, citation, downloadFileName, parquetMetadata, preambl
 import { acceptDatetimeHeader, asOfPools, mementoHeader, readAsOf, readAsOfOn } from '../core/asOf.js';
 import { requireStations, stationParam } from '../core/scope.js';
 import { qcConfigsOf } from '../core/qc/config.js';
-import { downloadColumns, streamDownload, streamParquetDownload } from './download.js';
+import { streamDownload, streamParquetDownload } from './download.js';
+import { downloadRequest } from './requests.js';
 import { downloadErrors, downloadQuerySchema, maxDownloadStations } from './schema.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 
@@ -29,7 +30,7 @@ export function addExportRoutes(api: Api, spacings: SeriesSpacings): void {
         200: {
           description: 'CSV: comment lines with licence and citation, a header row, then the readings; or (output=parquet) a Parquet file of the same columns, the licence and citation in its key-value metadata',
           content: { 'text/csv': z.string(), [parquetType]: z.string().openapi({ format: 'binary' }) },
-          headers: { ...mementoHeader, 'X-Attribution': 'The citation', 'Content-Disposition': 'The file\'s name' },
+          headers: { ...mementoHeader, 'X-Attribution': 'The citation, ending with the address asked (its query less `output`)', 'Content-Disposition': 'The file\'s name' },
         },
         404: { description: 'A station is unknown' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) downloads open' },
@@ -37,19 +38,19 @@ export function addExportRoutes(api: Api, spacings: SeriesSpacings): void {
     },
     async (ctx, { query }) => {
       // Checked before the first byte: once the CSV streams, the status cannot change.
-      const stationIds = query.stations ?? [stationParam(query.station, config.defaultStation)];
+      const request = downloadRequest(query, query.stations ?? [stationParam(query.station, config.defaultStation)]);
+      const { stationIds, range } = request;
       const asOf = readAsOf(ctx, query.as_of);
       await requireStations(db.pool, stationIds);
       claimDownloadSlot(ctx);
-      const range = { from: query.from_date, to: query.to_date };
-      const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf);
+      const cite = citation(config.baseUrl, stationIds, range, { kind: 'readings' }, asOf, ctx.querystring);
       const parquet = query.output === 'parquet';
       const pools = await asOfPools(db, asOf, stationIds);
       const qc = query.qc || parquet ? await qcConfigsOf(db.readPool, stationIds, asOf?.iso) : undefined;
-      const args = { stationIds, ...range, quality: query.quality, withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf, qc, spacings };
-      const body = await readAsOfOn(db, pools, ({ streamPool }) => query.output === 'parquet'
+      const args = request.args(asOf, qc, spacings);
+      const body = await readAsOfOn(db, pools, ({ streamPool }) => parquet
         ? streamParquetDownload(streamPool, args, parquetMetadata(cite, asOf))
-        : streamDownload(streamPool, args, preamble(cite, [...(query.stations ? ['station_id'] : []), ...downloadColumns(query.columns === 'all', query.qc)])));
+        : streamDownload(streamPool, args, preamble(cite, request.columns)));
       ctx.type = query.output === 'parquet' ? parquetType : 'text/csv; charset=utf-8';
       attributeDownload(ctx, downloadFileName(stationIds, range, { kind: 'readings' }, query.output), cite);
       guardStream(ctx, body, { deadlineMs: config.downloadTimeoutMs, stallMs: config.streamStallMs });

@@ -1,12 +1,11 @@
 import type { AsOf } from '../core/asOf.js';
 import { historicalQuerySchema, type HistoricalQuery } from '../core/params.js';
-import { describeRange } from '../core/attribution.js';
+import { historicalRequest } from '../core/historicalRequest.js';
 import { anySource, collect, csvRecords, daysSpan, type Pinned, type SnapshotSource } from '../core/snapshotSource.js';
 import { qcConfigsOf } from '../core/qc/config.js';
 import { downloadColumns, streamDownload, streamParquetDownload, type DownloadArgs } from './download.js';
+import { downloadRequest } from './requests.js';
 import { downloadErrors, downloadQuerySchema, type DownloadQuery } from './schema.js';
-
-const stationsWord = (ids: string[]) => `station${ids.length > 1 ? 's' : ''} ${ids.join(', ')}`;
 
 /** A readings file's CSV (header row and rows) and Parquet file, for a snapshot of the readings `args` names. */
 function readingsFiles<Q>(args: (query: Q, asOf: AsOf, pinned: Pinned) => DownloadArgs): Pick<SnapshotSource<Q>, 'csv' | 'parquet'> {
@@ -24,43 +23,41 @@ function readingsFiles<Q>(args: (query: Q, asOf: AsOf, pinned: Pinned) => Downlo
   };
 }
 
-const downloadArgs = (query: DownloadQuery, asOf: AsOf, pinned: Pinned, defaultStation: string | undefined): DownloadArgs => ({
-  stationIds: stationsOf(query, defaultStation), from: query.from_date, to: query.to_date, quality: query.quality,
-  withStation: Boolean(query.stations), allColumns: query.columns === 'all', asOf, qc: pinned.qc,
-});
 const stationsOf = (query: DownloadQuery, defaultStation: string | undefined) => query.stations ?? [query.station ?? defaultStation ?? ''];
 
 /** /data/download/: the readings of one station or several over whole UTC days. */
 export function downloadSnapshotSource(defaultStation: string | undefined): SnapshotSource {
+  const requestOf = (query: DownloadQuery) => downloadRequest(query, stationsOf(query, defaultStation));
   return anySource<DownloadQuery>({
-    ...readingsFiles<DownloadQuery>((query, asOf, pinned) => downloadArgs(query, asOf, pinned, defaultStation)),
+    ...readingsFiles<DownloadQuery>((query, asOf, pinned) => requestOf(query).args(asOf, pinned.qc)),
     path: '/api/v1/data/download/',
     schema: downloadQuerySchema(defaultStation),
     checks: downloadErrors,
-    stations: (query) => stationsOf(query, defaultStation),
+    stations: (query) => requestOf(query).stationIds,
     span: (query) => daysSpan(query.from_date, query.to_date),
-    describe: (query) => `readings of ${stationsWord(stationsOf(query, defaultStation))} ${describeRange({ from: query.from_date, to: query.to_date })}`,
+    describe: (query, asOf) => requestOf(query).describe(asOf.iso),
+    facts: (query, asOf) => requestOf(query).facts(asOf.iso),
     // The stations' quality-control configurations: a Parquet file carries their flags.
-    pin: async (pool, query, asOf) => ({ qc: await qcConfigsOf(pool, stationsOf(query, defaultStation), asOf.iso) }),
+    pin: async (pool, query, asOf) => ({ qc: await qcConfigsOf(pool, requestOf(query).stationIds, asOf.iso) }),
   });
 }
 
-// The window ends at the instant the snapshot was made, also when its query is answered as of another.
-const windowStart = (query: HistoricalQuery, end: string) => new Date(Date.parse(end) - query.hours * 3_600_000).toISOString();
-const historicalArgs = (query: HistoricalQuery, asOf: AsOf, pinned: Pinned, defaultStation: string | undefined): DownloadArgs => ({
-  stationIds: [query.station ?? defaultStation ?? ''], quality: query.quality, withStation: false, allColumns: true, asOf,
-  after: windowStart(query, pinned.windowEnd ?? asOf.iso), qc: pinned.qc,
-});
-
 /** /data/historical/: a station's readings in the hours before the instant, every column. */
 export function historicalSnapshotSource(defaultStation: string | undefined): SnapshotSource {
+  const requestOf = (query: HistoricalQuery) => historicalRequest(query, query.station ?? defaultStation ?? '');
+  // The window ends at the instant the snapshot was made, also when its query is answered as of another.
+  const windowEndOf = (asOf: AsOf, pinned: Pinned) => pinned.windowEnd ?? asOf.iso;
   return anySource<HistoricalQuery>({
-    ...readingsFiles<HistoricalQuery>((query, asOf, pinned) => historicalArgs(query, asOf, pinned, defaultStation)),
+    ...readingsFiles<HistoricalQuery>((query, asOf, pinned) => ({
+      stationIds: [requestOf(query).stationId], quality: query.quality, withStation: false, allColumns: true, asOf,
+      after: requestOf(query).windowStart(windowEndOf(asOf, pinned)), qc: pinned.qc,
+    })),
     path: '/api/v1/data/historical/',
     schema: historicalQuerySchema(defaultStation),
-    stations: (query) => [query.station ?? defaultStation ?? ''],
-    span: (query, asOf) => ({ start: windowStart(query, asOf.iso), end: null }),
-    describe: (query) => `readings of station ${query.station ?? defaultStation} in the ${query.hours} hours before the instant cited`,
-    pin: async (pool, query, asOf) => ({ windowEnd: asOf.iso, qc: await qcConfigsOf(pool, [query.station ?? defaultStation ?? ''], asOf.iso) }),
+    stations: (query) => [requestOf(query).stationId],
+    span: (query, asOf) => ({ start: requestOf(query).windowStart(asOf.iso), end: null }),
+    describe: (query) => requestOf(query).describe(),
+    facts: (query, asOf, pinned) => requestOf(query).facts(windowEndOf(asOf, pinned)),
+    pin: async (pool, query, asOf) => ({ windowEnd: asOf.iso, qc: await qcConfigsOf(pool, [requestOf(query).stationId], asOf.iso) }),
   });
 }

@@ -33,7 +33,7 @@ describeEngines('GET /data/download/', (env) => {
     assert.equal(response.headers.get('content-disposition'), 'attachment; filename="envmon_dl-a_start_latest.csv"');
     assert.equal(response.headers.get('link'), `<${licence}>; rel="license"`);
     assert.equal(response.headers.get('access-control-allow-origin'), '*');
-    assert.match(response.headers.get('x-attribution') ?? '', /^envmon environmental monitoring network, station dl-a, readings full history, retrieved \d{4}-\d{2}-\d{2} from http:\/\/envmon\.test\/api\/v1\/data\/download\/\. Licensed CC BY 4\.0\.$/);
+    assert.match(response.headers.get('x-attribution') ?? '', /^envmon environmental monitoring network, station dl-a, readings full history, retrieved \d{4}-\d{2}-\d{2} from http:\/\/envmon\.test\/api\/v1\/data\/download\/\?station=dl-a\. Licensed CC BY 4\.0\.$/);
     const csv = parseCsv(await response.text());
     assert.equal(csv.comments[0], `# Data licensed under Creative Commons Attribution 4.0 International (CC BY 4.0): ${licence}`);
     assert.equal(csv.comments[1], `# Cite as: ${response.headers.get('x-attribution')}`);

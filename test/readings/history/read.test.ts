@@ -249,7 +249,7 @@ describeEngines('GET /data/aggregate/', (env) => {
     assert.equal(response.headers.get('content-disposition'), `attachment; filename="envmon_${station}_start_latest_daily.csv"`);
     assert.equal(response.headers.get('link'), '<https://creativecommons.org/licenses/by/4.0/>; rel="license"');
     const cite = response.headers.get('x-attribution') ?? '';
-    assert.match(cite, new RegExp(`^envmon environmental monitoring network, station ${station}, daily aggregates of readings full history, retrieved \\d{4}-\\d{2}-\\d{2} from http://envmon\\.test/api/v1/data/aggregate/\\. Licensed CC BY 4\\.0\\.$`));
+    assert.match(cite, new RegExp(`^envmon environmental monitoring network, station ${station}, daily aggregates of readings full history, retrieved \\d{4}-\\d{2}-\\d{2} from http://envmon\\.test/api/v1/data/aggregate/\\?station=${station}&period=day\\. Licensed CC BY 4\\.0\\.$`));
     const all = (await response.text()).trimEnd().split('\n');
     const comments = all.filter((line) => line.startsWith('# '));
     assert.deepEqual(comments, [
