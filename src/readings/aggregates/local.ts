@@ -5,6 +5,7 @@ import type { AsOf } from '../core/asOf.js';
 import { keepsWholeHoursNow } from '../core/timeZone.js';
 import { columnSql, columnsOf, type AggregateColumn } from './columns.js';
 import { decimalOf, rawStatistics, statisticsColumns, type Statistics } from './statistics.js';
+import { readingsSource } from '../core/readingsSource.js';
 
 /** What a local aggregate is of (the fields of AggregateArgs it reads). */
 export type LocalArgs = {
@@ -127,9 +128,7 @@ function hourlyRows(period: AggregatePeriod, used: readonly RollupMetric[], z: s
  */
 function readingRows(args: LocalArgs, used: readonly RollupMetric[], z: string, fractions: string | null, param: (value: unknown) => string, leftOut?: LeftOut): string {
   const percentiles = args.percentiles ?? [];
-  const source = args.asOf
-    ? `envmon_readings_as_of(array[$1::text], (select lo from range), (select hi from range), ${param(args.asOf.iso)}::timestamptz) r`
-    : 'readings r';
+  const source = readingsSource(args.asOf && param(args.asOf.iso), 'array[$1::text]', '(select lo from range)', '(select hi from range)');
   const [us, mask] = leftOut ? [param(`{${leftOut.us.join(',')}}`), param(`{${leftOut.mask.join(',')}}`)] : [];
   const valueOf = (m: RollupMetric) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end` : `r.${m}`);
   const failing = us ? `left join unnest(${us}::int8[], ${mask}::int[]) as q (us, failing) on (extract(epoch from r.ts) * 1000000)::int8 = q.us` : '';

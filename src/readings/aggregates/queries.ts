@@ -16,6 +16,7 @@ import { qcFlag } from '../core/qc/qartod.js';
 import { flaggedReadings } from '../core/qc/series.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { decimalOf, rawStatistics, statisticsColumns, type Statistics } from './statistics.js';
+import { readingsSource } from '../core/readingsSource.js';
 
 const flagFilter = (quality: QualityFlag | undefined) => (quality ? sql.fragment`and quality_flag = ${quality}` : sql.fragment``);
 
@@ -174,10 +175,7 @@ function rawRollupSql(period: AggregatePeriod, metrics: readonly RollupMetric[],
   const bucket = period === 'month' ? `date_trunc('month', ts, 'UTC')`
     : `date_bin('${period === 'week' ? '7 days' : `1 ${period}`}', ts, '2000-01-03 00:00:00+00')`;
   const statistics = raw.statistics ?? 'exact';
-  // The function takes the station and the range itself; the table is given them as conditions.
-  const source = raw.asOfParam
-    ? { from: `envmon_readings_as_of(array[$1::text], ${rangeStart}, ${rangeEnd}, ${raw.asOfParam}::timestamptz) r`, where: 'true' }
-    : { from: 'readings r', where: `r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}` };
+  const source = { from: readingsSource(raw.asOfParam, 'array[$1::text]', rangeStart, rangeEnd), where: `r.station_id = $1 and r.ts >= ${rangeStart} and r.ts < ${rangeEnd}` };
   const [us, mask] = raw.failingParams ?? [];
   const valueOf = (m: RollupMetric) => (us ? `case when coalesce(q.failing, 0) & ${1 << rollupMetrics.indexOf(m)} = 0 then r.${m} end` : `r.${m}`);
   const values = metrics.map((m) => `${valueOf(m)} as ${m}${decimalOf(m, valueOf(m), statistics)}`);

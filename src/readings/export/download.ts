@@ -11,6 +11,7 @@ import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import type { SeriesStart } from '../core/qc/series.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { readingFields, type QualityFlag } from '../reading.js';
+import { readingsSource } from '../core/readingsSource.js';
 
 /** The measured fields every download gives, with their names in it, in the order of its columns. */
 const downloadFields = readingFields.flatMap((f) => ('download' in f ? [{ column: f.name, name: f.download }] : []));
@@ -85,9 +86,7 @@ export function downloadQuery(args: DownloadArgs, format: 'csv' | 'binary' = 'cs
   // Flagged, every reading is read (each is the neighbour of another), and those the filter leaves out are dropped after.
   const quality = args.quality ? `quality_flag = ${param(args.quality)}` : null;
   if (quality && !qc) where.push(quality);
-  const source = args.asOf
-    ? `envmon_readings_as_of(array[${stations.join(', ')}]::text[], ${start}, ${end}, ${param(args.asOf.iso)}::timestamptz)`
-    : 'readings';
+  const source = readingsSource(args.asOf && param(args.asOf.iso), `array[${stations.join(', ')}]::text[]`, start, end);
   const columns = [
     ...(qc ? qcPrefixColumns(qc, quality ?? undefined) : []),
     ...(args.withStation ? ['station_id'] : []),

@@ -7,6 +7,7 @@ import { qcStreams, type QcConfig } from '../core/qc/config.js';
 import type { SeriesStart } from '../core/qc/series.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
 import { numericFields, type QualityFlag } from '../reading.js';
+import { readingsSource } from '../core/readingsSource.js';
 
 export type HistoricalArgs = {
   stationId: string; hours: number; quality?: QualityFlag; asOf?: AsOf;
@@ -29,7 +30,7 @@ export function historicalQuery(args: HistoricalArgs, qc?: { start: string; pref
   // into a constant while planning, so that only the chunks it reaches are planned: with make_interval()
   // every chunk of the hypertable was, a cost growing with the history.
   const start = qc ? `${param(qc.start)}::timestamptz` : args.asOf ? `${param(args.asOf.iso)}::timestamptz - $2::interval` : 'now() - $2::interval';
-  const source = args.asOf ? `envmon_readings_as_of(array[$1], ${start}, 'infinity', ${param(args.asOf.iso)}::timestamptz)` : 'readings';
+  const source = readingsSource(args.asOf && param(args.asOf.iso), 'array[$1]', start);
   const quality = args.quality ? `quality_flag = ${param(args.quality)}` : null;
   const prefix = qc ? [...qcPrefixColumns(qc.prefix, quality ?? undefined), ...qc.prefix.fields.map((f) => `${qcStreams[f]!.field}::float8`)] : [];
   // row_to_json writes compact JSON with the columns in this order; ISO text sorts as time does.

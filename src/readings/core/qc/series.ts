@@ -9,6 +9,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { qcStreams, type QcConfig } from './config.js';
 import { lookBack, SeriesFlagger, type KeptTests, type MetricFlags, type SeriesContext } from './flagger.js';
 import { wholeSeriesFacts, type SeriesSpacings } from './spacings.js';
+import { readingsSource } from '../readingsSource.js';
 
 /** A range of readings' timestamps (ISO instants): from `from` (or after `after`) up to `to`, exclusive. */
 export type QcRange = { from?: string; after?: string; to?: string };
@@ -29,9 +30,8 @@ class Statement {
 
 /** Where a station's readings come from: the table, or the archive as it stood at `asOf`. */
 function sourceOf(statement: Statement, stationId: string, asOf: AsOf | undefined): string {
-  return asOf
-    ? `envmon_readings_as_of(array[${statement.param(stationId)}]::text[], '-infinity', 'infinity', ${statement.param(asOf.iso)}::timestamptz) r where true`
-    : `readings r where r.station_id = ${statement.param(stationId)}`;
+  const station = statement.param(stationId);
+  return `${readingsSource(asOf && statement.param(asOf.iso), `array[${station}]::text[]`)} where r.station_id = ${station}`;
 }
 
 /** The range's bounds as SQL conditions on r.ts. */

@@ -3,6 +3,7 @@ import { timestampArray } from '../../../db/binaryArrays.js';
 import { readCopyRow } from '../../../db/copyRow.js';
 import type { AsOf } from '../asOf.js';
 import { countSpacings, medianSpacing, type SeriesFacts } from './qartod.js';
+import { readingsSource } from '../readingsSource.js';
 
 /** A station's spacings before its settled mark's day, as counted at that mark. */
 type Kept = {
@@ -99,9 +100,7 @@ export async function wholeSeriesFacts(client: pg.ClientBase, stationId: string,
 
 /** The station's readings and their spacings (as the archive held them at `asOf`), counted from all its timestamps. */
 export async function wholeSeriesSpacings(client: pg.ClientBase, stationId: string, asOf?: AsOf): Promise<SeriesSpacingCounts> {
-  const source = asOf
-    ? `envmon_readings_as_of(array[$1]::text[], '-infinity', 'infinity', $2::timestamptz) r`
-    : 'readings r where r.station_id = $1';
+  const source = `${readingsSource(asOf && '$2', 'array[$1]::text[]')} where r.station_id = $1`;
   const row = await readCopyRow(client, {
     text: `select array_agg(ts) from (select r.ts from ${source} order by r.ts) s`,
     values: asOf ? [stationId, asOf.iso] : [stationId],
