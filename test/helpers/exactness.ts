@@ -41,17 +41,6 @@ export async function rollupStats(db: Db, stationId: string, period: Period, fla
   `);
 }
 
-export function assertClose(actual: number | null, expected: number | null, what: string, magnitude = 0): void {
-  if (expected === null || actual === null) {
-    assert.equal(actual, expected, what);
-    return;
-  }
-  // Relative to the value, or to `magnitude`, the largest value it was computed from: sums in another
-  // order differ by a few units in the last place of their terms, which is all of a mean near zero.
-  const scale = Math.max(Math.abs(expected), magnitude, 1e-300);
-  assert.ok(Math.abs(actual - expected) / scale <= 1e-9, `${what}: ${actual} differs from ${expected}`);
-}
-
 /** Asserts that the rollup for `period` equals the raw GROUP BY, bucket by bucket, for the flags: every metric's every statistic. */
 export async function assertRollupExact(db: Db, stationId: string, period: Period, flags: string[]): Promise<number> {
   const [expected, actual] = await Promise.all([rawStats(db, stationId, period, flags), rollupStats(db, stationId, period, flags)]);
@@ -65,19 +54,6 @@ export async function assertRollupExact(db: Db, stationId: string, period: Perio
     for (const key of statNames) assert.equal(a[key] ?? null, e[key] ?? null, `${period} ${e.bucket} ${key} (flags ${flags.join('+')})`);
   });
   return expected.length;
-}
-
-/**
- * A standard deviation within what the values' own magnitude allows: two exact merges of the same values
- * differ in the last digits of the values, not of their spread (a constant channel's is 0 or 1e-15).
- */
-export function assertSdClose(actual: number | null, expected: number | null, mean: number | null, what: string): void {
-  if (expected === null || actual === null) {
-    assert.equal(actual, expected, what);
-    return;
-  }
-  const tolerance = 1e-9 * Math.max(Math.abs(expected), 1e-4 * Math.abs(mean ?? 0), 1e-300);
-  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} differs from ${expected}`);
 }
 
 export const flagFilters = [['ok'], ['suspect'], ['invalid'], ['ok', 'suspect', 'invalid']];
