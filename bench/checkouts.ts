@@ -42,3 +42,22 @@ export async function migrateWith(checkout: Checkout, databaseUrl: string, engin
   const result = await runCommand(process.execPath, [checkout.bin, 'migrate'], { LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, DB_ENGINE: engine });
   if (result.code !== 0) throw new Error(`${checkout.label}: envmon migrate exited ${result.code}: ${result.stderr}`);
 }
+
+/**
+ * Runs `measure` with `beforeRef` checked out and `afterRef` (or, without it, this checkout), removing the
+ * worktrees afterwards whatever happens; returns their labels.
+ */
+export async function withBeforeAndAfter(
+  beforeRef: string, afterRef: string | undefined, name: string, measure: (before: Checkout, after: Checkout) => Promise<void>,
+): Promise<{ before: string; after: string }> {
+  const before = checkoutOf(beforeRef, name);
+  let after: Checkout | undefined;
+  try {
+    after = afterRef ? checkoutOf(afterRef, name) : thisCheckout();
+    await measure(before, after);
+    return { before: before.label, after: after.label };
+  } finally {
+    after?.remove();
+    before.remove();
+  }
+}
