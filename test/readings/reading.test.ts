@@ -12,7 +12,7 @@ describeEngines('the one definition of a reading', (env) => {
     assert.deepEqual(await columnsOf('readings'), ['station_id', ...readingColumnNames, 'recorded_at']);
     for (const rollup of ['readings_hourly', 'readings_daily', 'readings_weekly', 'readings_monthly']) {
       const columns = await columnsOf(rollup);
-      const metrics = numericFields.filter((field) => ['count', 'sum', 'min', 'max', 'm2'].every((stat) => columns.includes(`${field}_${stat}`)));
+      const metrics = numericFields.filter((field) => ['count', 'sum', 'min', 'max', 'sumsq'].every((stat) => columns.includes(`${field}_${stat}`)));
       assert.deepEqual(metrics, [...rollupMetrics], rollup);
     }
   });
