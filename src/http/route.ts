@@ -53,6 +53,8 @@ export type Api = {
   router: Router;
   registry: OpenAPIRegistry;
   document: () => object;
+  /** The operations a station calls with its key (`security`), by operationId: what the read rate limit never counts. */
+  stationOperations: Set<string>;
 };
 
 export function createApi(deps: Deps): Api {
@@ -67,7 +69,11 @@ export function createApi(deps: Deps): Api {
   let cached: object | undefined;
   return {
     deps,
-    router: new Router({ strict: true }),
+    // Paths match as written, case and trailing slash included: a path in another case is no route, so
+    // that nothing decided from the matched route (the rate limit, CORS, a cost) can be passed by
+    // spelling a route otherwise.
+    router: new Router({ strict: true, sensitive: true }),
+    stationOperations: new Set(),
     registry,
     document: () => {
       cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -142,6 +148,7 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     responses,
   });
 
+  if (spec.security) api.stationOperations.add(spec.operationId);
   api.router[spec.method](spec.operationId, spec.path, async (ctx) => {
     refuseNul(ctx.query);
     refuseNul(ctx.params);
@@ -170,6 +177,11 @@ function refuseNul(values: Record<string, unknown>): void {
     if (texts.some((text) => typeof text === 'string' && text.includes('\u0000'))) errors.push({ param, message: 'must not contain a NUL character' });
   }
   if (errors.length > 0) throw invalidParameters(errors);
+}
+
+/** Whether the request is for an operation a station calls with its key (the route it matches, method included). */
+export function isStationOperation(api: Api, ctx: Context): boolean {
+  return api.router.match(ctx.path, ctx.method).pathAndMethod.some((layer) => layer.name !== undefined && layer.name !== null && api.stationOperations.has(layer.name));
 }
 
 /** Every registered route with its summary, for the discovery document. */
