@@ -6,6 +6,7 @@ import type { Deps } from './deps.js';
 import { invalidParameters, type ParamError } from './problem.js';
 import { classifyDatabaseError } from '../db/errors.js';
 import { parseInput } from './validate.js';
+import { createCostSlots, type CostClass, type CostSlots } from './costSlots.js';
 
 export const problemSchema = z
   .object({
@@ -42,6 +43,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   security?: boolean;
   /** Cache-Control of a successful answer (errors carry none); a handler may set another. */
   cache?: string;
+  /** What an answer to the query costs (costSlots.ts): cheap when absent. A computed one holds a slot while it is answered. */
+  cost?: (query: z.infer<Q>, ctx: Context) => CostClass;
   responses: Responses;
 };
 
@@ -55,6 +58,8 @@ export type Api = {
   document: () => object;
   /** The operations a station calls with its key (`security`), by operationId: what the read rate limit never counts. */
   stationOperations: Set<string>;
+  /** The slots of the requests that cost more than a cheap read. */
+  costSlots: CostSlots;
 };
 
 export function createApi(deps: Deps): Api {
@@ -74,6 +79,7 @@ export function createApi(deps: Deps): Api {
     // spelling a route otherwise.
     router: new Router({ strict: true, sensitive: true }),
     stationOperations: new Set(),
+    costSlots: createCostSlots(deps.config.computedReads),
     registry,
     document: () => {
       cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -123,6 +129,11 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
         : {}),
     };
   }
+  // A route with a cost may refuse a computed read: the client over its share, or a service whose slots are all taken.
+  if (spec.cost) {
+    responses['429'] ??= { description: 'This client already has COMPUTED_PER_CLIENT computed reads (percentiles, qc=pass, as_of, a zone that cuts UTC hours, profiles from the readings, quality reports) being answered; `Retry-After` says when to try again', content: problemContent };
+    responses['503'] ??= { description: 'Every one of the COMPUTED_READS slots for computed reads stayed taken for COMPUTED_WAIT_MS; `Retry-After` says when to try again', content: problemContent };
+  }
   if ((spec.query || spec.params) && !responses['400']) {
     responses['400'] = { description: 'A parameter is missing or malformed', content: problemContent };
   }
@@ -157,6 +168,8 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     if (crossErrors.length > 0) throw invalidParameters(crossErrors);
     const params = spec.params ? parseInput(spec.params, ctx.params) : {};
     const input = { query, params } as RouteInput<Q, P>;
+    // Its slot once the query is known to be well-formed, before any work.
+    await api.costSlots(ctx, spec.cost?.(query, ctx) ?? 'cheap');
     if (spec.cache) ctx.set('Cache-Control', spec.cache);
     try {
       await handler(ctx, input);
