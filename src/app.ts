@@ -1,5 +1,5 @@
 import cors from '@koa/cors';
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
 import { addContentRoutes } from './content/routes.js';
 import { widgetProblemRenderer } from './embed/errorPage.js';
 import { addEmbedRoutes } from './embed/routes.js';
@@ -24,7 +24,7 @@ import { rateLimit } from './http/middleware/rateLimit.js';
 import { requestContext } from './http/middleware/requestContext.js';
 import { securityHeaders } from './http/middleware/securityHeaders.js';
 import { methodNotAllowed, notFound } from './http/problem.js';
-import { createApi, type Api } from './http/route.js';
+import { createApi, isStationOperation, type Api } from './http/route.js';
 
 const ingestPrefix = '/api/v1/ingest/';
 
@@ -72,7 +72,10 @@ export function createApp(deps: Deps): { app: Koa; api: Api; live: LiveReadings 
   app.use(compression());
   app.use(conditionalGet());
   app.use(problems(deps.log, [widgetProblemRenderer]));
-  app.use(rateLimit(deps.config.rateLimitPerMinute, deps.log, deps.redis));
+  // Every request is a public one but a station's own (ingest, with its key) and a CORS preflight: reads,
+  // a snapshot's making, and requests for no route at all, which a flood would otherwise send for free.
+  const counted = (ctx: Context) => ctx.method !== 'OPTIONS' && !isStationOperation(api, ctx);
+  app.use(rateLimit(deps.config.rateLimitPerMinute, deps.log, counted, deps.redis));
   app.use(api.router.routes());
   app.use(async (ctx) => {
     const matched = api.router.match(ctx.path, ctx.method);

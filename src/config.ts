@@ -55,6 +55,9 @@ const configSchema = z.object({
   STREAM_POOL_SIZE: integer(4, 1, 100),
   STREAM_STALL_MS: integer(30_000, 100, 3_600_000),
   DOWNLOADS_PER_CLIENT: integer(2, 1, 100),
+  COMPUTED_PER_CLIENT: integer(2, 1, 100),
+  COMPUTED_READS: integer(4, 1, 1000),
+  COMPUTED_WAIT_MS: integer(2_000, 0, 60_000),
   STREAMS_PER_CLIENT: integer(4, 1, 1000),
   STREAM_HEARTBEAT_SECONDS: integer(15, 1, 300),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
@@ -101,6 +104,8 @@ export type Config = {
   streamPoolSize: number;
   streamStallMs: number;
   downloadsPerClient: number;
+  /** Computed reads (costSlots.ts): per client address, in all, and how long one waits for a slot. */
+  computedReads: { perClient: number; total: number; waitMs: number };
   streamsPerClient: number;
   streamHeartbeatMs: number;
   statementTimeoutMs: number;
@@ -163,6 +168,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     streamPoolSize: s.STREAM_POOL_SIZE,
     streamStallMs: s.STREAM_STALL_MS,
     downloadsPerClient: s.DOWNLOADS_PER_CLIENT,
+    computedReads: { perClient: s.COMPUTED_PER_CLIENT, total: s.COMPUTED_READS, waitMs: s.COMPUTED_WAIT_MS },
     streamsPerClient: s.STREAMS_PER_CLIENT,
     streamHeartbeatMs: s.STREAM_HEARTBEAT_SECONDS * 1000,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,

@@ -6,6 +6,7 @@ import type { Deps } from './deps.js';
 import { invalidParameters, type ParamError } from './problem.js';
 import { classifyDatabaseError } from '../db/errors.js';
 import { parseInput } from './validate.js';
+import { createCostSlots, type CostClass, type CostSlots } from './costSlots.js';
 
 export const problemSchema = z
   .object({
@@ -42,6 +43,8 @@ export type RouteSpec<Q extends AnyObject, P extends AnyObject> = {
   security?: boolean;
   /** Cache-Control of a successful answer (errors carry none); a handler may set another. */
   cache?: string;
+  /** What an answer to the query costs (costSlots.ts): cheap when absent. A computed one holds a slot while it is answered. */
+  cost?: (query: z.infer<Q>, ctx: Context) => CostClass;
   responses: Responses;
 };
 
@@ -53,6 +56,10 @@ export type Api = {
   router: Router;
   registry: OpenAPIRegistry;
   document: () => object;
+  /** The operations a station calls with its key (`security`), by operationId: what the read rate limit never counts. */
+  stationOperations: Set<string>;
+  /** The slots of the requests that cost more than a cheap read. */
+  costSlots: CostSlots;
 };
 
 export function createApi(deps: Deps): Api {
@@ -67,7 +74,12 @@ export function createApi(deps: Deps): Api {
   let cached: object | undefined;
   return {
     deps,
-    router: new Router({ strict: true }),
+    // Paths match as written, case and trailing slash included: a path in another case is no route, so
+    // that nothing decided from the matched route (the rate limit, CORS, a cost) can be passed by
+    // spelling a route otherwise.
+    router: new Router({ strict: true, sensitive: true }),
+    stationOperations: new Set(),
+    costSlots: createCostSlots(deps.config.computedReads),
     registry,
     document: () => {
       cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -117,6 +129,11 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
         : {}),
     };
   }
+  // A route with a cost may refuse a computed read: the client over its share, or a service whose slots are all taken.
+  if (spec.cost) {
+    responses['429'] ??= { description: 'This client already has COMPUTED_PER_CLIENT computed reads (percentiles, qc=pass, as_of, a zone that cuts UTC hours, profiles from the readings, quality reports) being answered; `Retry-After` says when to try again', content: problemContent };
+    responses['503'] ??= { description: 'Every one of the COMPUTED_READS slots for computed reads stayed taken for COMPUTED_WAIT_MS; `Retry-After` says when to try again', content: problemContent };
+  }
   if ((spec.query || spec.params) && !responses['400']) {
     responses['400'] = { description: 'A parameter is missing or malformed', content: problemContent };
   }
@@ -142,6 +159,7 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     responses,
   });
 
+  if (spec.security) api.stationOperations.add(spec.operationId);
   api.router[spec.method](spec.operationId, spec.path, async (ctx) => {
     refuseNul(ctx.query);
     refuseNul(ctx.params);
@@ -150,6 +168,8 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
     if (crossErrors.length > 0) throw invalidParameters(crossErrors);
     const params = spec.params ? parseInput(spec.params, ctx.params) : {};
     const input = { query, params } as RouteInput<Q, P>;
+    // Its slot once the query is known to be well-formed, before any work.
+    await api.costSlots(ctx, spec.cost?.(query, ctx) ?? 'cheap');
     if (spec.cache) ctx.set('Cache-Control', spec.cache);
     try {
       await handler(ctx, input);
@@ -170,6 +190,11 @@ function refuseNul(values: Record<string, unknown>): void {
     if (texts.some((text) => typeof text === 'string' && text.includes('\u0000'))) errors.push({ param, message: 'must not contain a NUL character' });
   }
   if (errors.length > 0) throw invalidParameters(errors);
+}
+
+/** Whether the request is for an operation a station calls with its key (the route it matches, method included). */
+export function isStationOperation(api: Api, ctx: Context): boolean {
+  return api.router.match(ctx.path, ctx.method).pathAndMethod.some((layer) => layer.name !== undefined && layer.name !== null && api.stationOperations.has(layer.name));
 }
 
 /** Every registered route with its summary, for the discovery document. */

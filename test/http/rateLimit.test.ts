@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { startTestApp, type TestEnv } from '../helpers/app.js';
 import { postBatch, stationWithKey } from '../helpers/ingest.js';
 import { freePort } from '../helpers/ports.js';
@@ -64,6 +66,21 @@ describe('rate limit', () => {
       assert.equal(ingest.headers.get('ratelimit-limit'), null);
       const preflight = await env.get('/api/v1/stations/', { method: 'OPTIONS', headers: { ...headers, Origin: 'https://x.example', 'Access-Control-Request-Method': 'GET' } });
       assert.equal(preflight.status, 204);
+    });
+
+    it('decides from the route, not the path\'s text: a route in another case is no route, and counted like any other request', async () => {
+      const headers = client();
+      const body = JSON.stringify({ url: '/api/v1/data/latest/' });
+      for (let i = 0; i < 5; i++) {
+        const spelt = await env.get('/API/V1/SNAPSHOTS/', { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body });
+        assert.equal(spelt.status, 404, 'no route, so no snapshot made');
+        assert.equal(spelt.headers.get('ratelimit-remaining'), String(4 - i));
+      }
+      const refused = await env.get('/api/v1/snapshots/', { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body });
+      assert.equal(refused.status, 429, 'the real route finds the address over its limit');
+      assert.equal((await env.get('/Api/V1/Stations/', { headers: client() })).status, 404);
+      const count = await env.db.pool.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from snapshots`);
+      assert.equal(count, 0);
     });
   });
 

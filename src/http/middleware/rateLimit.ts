@@ -7,19 +7,14 @@ import { tooManyRequests } from '../problem.js';
 const windowMs = 60_000;
 
 /**
- * Public reads are every GET and HEAD, and a snapshot's making (a read of the archive, open to anyone);
- * ingest (POST with a station's key) and CORS preflights are never counted.
- */
-const isPublicRead = (ctx: Context) => ctx.method === 'GET' || ctx.method === 'HEAD' || (ctx.method === 'POST' && ctx.path === '/api/v1/snapshots/');
-
-/**
- * `perMinute` requests a minute per client address on public reads, counted in Redis when a client is
+ * `perMinute` requests a minute per client address on the requests `counted` says are public (decided from
+ * the route a request matches, never from its path's text), counted in Redis when a client is
  * given (shared by every instance) and in memory otherwise. Answers carry RateLimit-Limit, -Remaining
  * and -Reset (seconds until the window resets); a refused request is a 429 problem with Retry-After.
  * While Redis cannot be reached each instance counts in its own memory (logged once), so the limit
  * holds per instance until Redis is back.
  */
-export function rateLimit(perMinute: number, log: Logger, redis?: Redis): Middleware {
+export function rateLimit(perMinute: number, log: Logger, counted: (ctx: Context) => boolean, redis?: Redis): Middleware {
   if (perMinute === 0) return (_ctx, next) => next();
   const limiterOn = (store: 'redis' | 'memory') => ratelimit({
     driver: store,
@@ -27,7 +22,7 @@ export function rateLimit(perMinute: number, log: Logger, redis?: Redis): Middle
     duration: windowMs,
     max: perMinute,
     id: (ctx) => `envmon:ratelimit:${ctx.ip}`,
-    whitelist: (ctx) => !isPublicRead(ctx),
+    whitelist: (ctx) => !counted(ctx),
     headers: { remaining: 'RateLimit-Remaining', reset: 'RateLimit-Reset', total: 'RateLimit-Limit' },
   });
   const inMemory = limiterOn('memory');

@@ -15,6 +15,7 @@ import { findLatestReading } from './queries.js';
 import { historicalQuerySchema } from '../core/params.js';
 import { latestQuerySchema } from './schema.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
+import { readCost } from '../core/cost.js';
 
 const testFlags = z.object(Object.fromEntries(qcTests.map((t) => [t, qcFlagSchema.optional()])));
 const flaggedReadingSchema = readingSchema.extend({
@@ -57,6 +58,7 @@ export function addHistoryRoutes(api: Api, spacings: SeriesSpacings): void {
     api,
     {
       method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
+      cost: (query, ctx) => readCost(query, ctx, query.qc === true),
       summary: 'A station\'s readings over the last hours, oldest first',
       description: 'With `as_of`, the hours before that instant, as the archive held them then.',
       query: historicalQuerySchema(config.defaultStation),

@@ -109,6 +109,7 @@ export function addQualityRoutes(api: Api, spacings: SeriesSpacings): void {
     api,
     {
       method: 'get', path: '/api/v1/stations/:station_id/quality/', operationId: 'stationQualityReport', cache: cachePolicy.live, tag: 'Quality',
+      cost: () => 'computed',
       summary: 'A station\'s data quality over whole UTC days: coverage, gaps, flat lines, spikes, and flags per day',
       description: `From the readings and the QARTOD flags of the station's configuration (/api/v1/stations/{station_id}/qc/). The report covers the days asked for from the day of the station's first reading up to today (counting up to now), at most the last ${maxReportDays} of them; \`from\` and \`to\` say which days it covers.`,
       params: stationParams,
