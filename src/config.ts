@@ -58,6 +58,7 @@ const configSchema = z.object({
   COMPUTED_PER_CLIENT: integer(2, 1, 100),
   COMPUTED_READS: integer(4, 1, 1000),
   COMPUTED_WAIT_MS: integer(2_000, 0, 60_000),
+  SNAPSHOTS_AT_ONCE: integer(2, 1, 100),
   STREAMS_PER_CLIENT: integer(4, 1, 1000),
   STREAM_HEARTBEAT_SECONDS: integer(15, 1, 300),
   STATEMENT_TIMEOUT_MS: integer(15_000, 100, 3_600_000),
@@ -106,6 +107,8 @@ export type Config = {
   downloadsPerClient: number;
   /** Computed reads (costSlots.ts): per client address, in all, and how long one waits for a slot. */
   computedReads: { perClient: number; total: number; waitMs: number };
+  /** Snapshots made or compared at once, in all (per client: downloadsPerClient). */
+  snapshotsAtOnce: number;
   streamsPerClient: number;
   streamHeartbeatMs: number;
   statementTimeoutMs: number;
@@ -169,6 +172,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     streamStallMs: s.STREAM_STALL_MS,
     downloadsPerClient: s.DOWNLOADS_PER_CLIENT,
     computedReads: { perClient: s.COMPUTED_PER_CLIENT, total: s.COMPUTED_READS, waitMs: s.COMPUTED_WAIT_MS },
+    snapshotsAtOnce: s.SNAPSHOTS_AT_ONCE,
     streamsPerClient: s.STREAMS_PER_CLIENT,
     streamHeartbeatMs: s.STREAM_HEARTBEAT_SECONDS * 1000,
     statementTimeoutMs: s.STATEMENT_TIMEOUT_MS,

@@ -79,7 +79,10 @@ export function createApi(deps: Deps): Api {
     // spelling a route otherwise.
     router: new Router({ strict: true, sensitive: true }),
     stationOperations: new Set(),
-    costSlots: createCostSlots(deps.config.computedReads),
+    costSlots: createCostSlots({
+      computed: { ...deps.config.computedReads, what: 'computed reads', examples: 'percentiles, qc=pass, as_of, a zone that cuts UTC hours, profiles, quality reports' },
+      snapshot: { perClient: deps.config.downloadsPerClient, total: deps.config.snapshotsAtOnce, waitMs: deps.config.computedReads.waitMs, what: 'snapshots made or compared' },
+    }),
     registry,
     document: () => {
       cached ??= new OpenApiGeneratorV31(registry.definitions).generateDocument({

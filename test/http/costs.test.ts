@@ -17,6 +17,7 @@ describe('computed reads: a slot per client and a bound in all', () => {
   before(async () => {
     env = await startTestApp(engine(), {
       TRUST_PROXY: 'true', RATE_LIMIT_PER_MINUTE: '0', COMPUTED_PER_CLIENT: '1', COMPUTED_READS: '2', COMPUTED_WAIT_MS: '300',
+      DOWNLOADS_PER_CLIENT: '1', SNAPSHOTS_AT_ONCE: '1',
     });
     for (const station of ['cost-a', 'cost-b']) {
       const key = await stationWithKey(env, station);
@@ -76,6 +77,37 @@ describe('computed reads: a slot per client and a bound in all', () => {
       await eventually(async () => {
         assert.equal((await env.get('/api/v1/data/aggregate/?station=cost-b&period=day&percentiles=50', { headers: from('127.0.0.5') })).status, 200);
       }, 20_000);
+    } finally {
+      if (!released) await holder.query('select pg_advisory_unlock_all()');
+    }
+  });
+
+  it('bounds snapshots made at once per client and in all, and finds one already made without a slot', async function () {
+    this.timeout(60_000);
+    const make = (url: string, address: string) => env.get('/api/v1/snapshots/', {
+      method: 'POST', headers: { ...from(address), 'Content-Type': 'application/json' }, body: JSON.stringify({ url }),
+    });
+    // Made before the lock: asked again with its as_of, it is found, which takes no slot.
+    const made = await make('/api/v1/data/aggregate/?station=cost-b&period=hour', '127.0.0.7');
+    assert.equal(made.status, 201);
+    const { as_of: asOf } = await made.json() as { as_of: string };
+    await holder.query(`select pg_advisory_lock_shared(7301946, hashtext('cost-a'))`);
+    let released = false;
+    try {
+      // A snapshot as of now takes its stations' locks alone first: it waits, its slot taken.
+      const first = make('/api/v1/data/aggregate/?station=cost-a&period=day', '127.0.0.7');
+      await eventually(async () => assert.equal(await waitingReads(), 1), 20_000);
+      const over = await make('/api/v1/data/aggregate/?station=cost-b&period=day', '127.0.0.7');
+      assert.equal(over.status, 429);
+      assert.match((await over.json() as { detail: string }).detail, /^at most 1 snapshots made or compared at a time per client/);
+      const full = await make('/api/v1/data/aggregate/?station=cost-b&period=day', '127.0.0.8');
+      assert.equal(full.status, 503);
+      assert.match((await full.json() as { detail: string }).detail, /^every one of the 1 slots for snapshots made or compared is taken/);
+      const found = await make(`/api/v1/data/aggregate/?station=cost-b&period=hour&as_of=${asOf}`, '127.0.0.8');
+      assert.equal(found.status, 201, 'a snapshot already made is found without a slot');
+      await holder.query('select pg_advisory_unlock_all()');
+      released = true;
+      assert.equal((await first).status, 201);
     } finally {
       if (!released) await holder.query('select pg_advisory_unlock_all()');
     }

@@ -3,7 +3,6 @@ import type { Context } from 'koa';
 import { bodyProblem } from '../../http/bodyProblem.js';
 import { cachePolicy } from '../../http/cachePolicy.js';
 import { badRequest, invalidParameters, notFound, Problem } from '../../http/problem.js';
-import { clientSlots } from '../../http/streamGuard.js';
 import { readBody } from '../../http/requestBody.js';
 import { addRoute, type Api } from '../../http/route.js';
 import { z } from '../../http/zod.js';
@@ -92,9 +91,9 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
   // for that one making.
   const making = new Map<string, Promise<void>>();
   const maxBytes = config.snapshotMaxMb * 1024 * 1024;
-  // Making a snapshot, or comparing one with the live answer, reads as much as a download does: the same
-  // bound per client.
-  const claimSlot = clientSlots(config.downloadsPerClient, `at most ${config.downloadsPerClient} snapshots made or compared at a time per client; wait for one to finish`);
+  // Making a snapshot, or comparing one with the live answer, reads as much as a download does and holds
+  // the answer in memory: a slot of its class, per client and in all, taken only when one is made.
+  const claimSlot = (ctx: Context) => api.costSlots(ctx, 'snapshot');
   const site = config.baseUrl.replace(/\/api\/v1$/, '');
 
   const record = (row: SnapshotRow) => {
@@ -142,6 +141,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
           description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared, or its snapshots of the last 24 hours and this one would be more than SNAPSHOT_QUOTA_MB (`snapshot-quota-exceeded`, with `limit` and `limit_mb`)',
           headers: { 'Retry-After': 'Seconds until the client may try again; absent when the snapshot alone is more than its quota' },
         },
+        503: { description: 'Every one of the SNAPSHOTS_AT_ONCE slots for snapshots made or compared stayed taken for COMPUTED_WAIT_MS', headers: { 'Retry-After': 'Seconds until the client may try again' } },
       },
     },
     async (ctx) => {
@@ -155,7 +155,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       await requireStations(db.pool, q.source.stations(q.query));
       const limits: SnapshotLimits = { client: ctx.ip, quotaMb: config.snapshotQuotaMb, storeMb: config.snapshotStoreMb };
       const row = (given && await findSnapshotAsOf(db, q, given)) || await (async () => {
-        claimSlot(ctx);
+        await claimSlot(ctx);
         // Refused before anything is made when the client or the store is full already.
         await checkSnapshotLimits(db.pool, limits, 0);
         return createSnapshot(db, config.baseUrl, q, maxBytes, given, limits);
@@ -281,13 +281,14 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         },
         404: { description: 'No snapshot has this id' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
+        503: { description: 'Every one of the SNAPSHOTS_AT_ONCE slots for snapshots made or compared stayed taken for COMPUTED_WAIT_MS', headers: { 'Retry-After': 'Seconds until the client may try again' } },
       },
     },
     async (ctx, { params }) => {
       const row = await snapshotOf(params.id);
       const q = querySnapshot(row, sources);
       const asOf = snapshotAsOf(row);
-      claimSlot(ctx);
+      await claimSlot(ctx);
       const { changes, added } = await listChanges(db.pool, q.source.stations(q.query), asOf.iso, q.source.span(q.query, asOf), snapshotSettings(row));
       ctx.body = { id: row.id, as_of: asOf.iso, differs: await liveDiffers(db, row, sources, maxBytes), changes, added };
     },
