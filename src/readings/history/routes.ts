@@ -58,7 +58,8 @@ export function addHistoryRoutes(api: Api, spacings: SeriesSpacings): void {
     api,
     {
       method: 'get', path: '/api/v1/data/historical/', operationId: 'historicalReadings', cache: cachePolicy.live, tag: 'Readings',
-      cost: (query, ctx) => readCost(query, ctx, query.qc === true),
+      // Flagged, or longer than a day: read in proportion to the window, up to a month of readings.
+      cost: (query, ctx) => readCost(query, ctx, query.qc === true || query.hours > 24),
       summary: 'A station\'s readings over the last hours, oldest first',
       description: 'With `as_of`, the hours before that instant, as the archive held them then.',
       query: historicalQuerySchema(config.defaultStation),
