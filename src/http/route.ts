@@ -134,8 +134,15 @@ export function addRoute<Q extends AnyObject = AnyObject, P extends AnyObject = 
   }
   // A route with a cost may refuse a computed read: the client over its share, or a service whose slots are all taken.
   if (spec.cost) {
-    responses['429'] ??= { description: 'This client already has COMPUTED_PER_CLIENT computed reads (percentiles, qc=pass, as_of, a zone that cuts UTC hours, profiles from the readings, quality reports, historical windows longer than a day) being answered; `Retry-After` says when to try again', content: problemContent };
-    responses['503'] ??= { description: 'Every one of the COMPUTED_READS slots for computed reads stayed taken for COMPUTED_WAIT_MS; `Retry-After` says when to try again', content: problemContent };
+    responses['429'] ??= {
+      description: 'This client already has COMPUTED_PER_CLIENT computed reads (percentiles, qc=pass, as_of, a zone that cuts UTC hours, '
+        + 'profiles from the readings, quality reports, historical windows longer than a day) being answered; `Retry-After` says when to try again',
+      content: problemContent,
+    };
+    responses['503'] ??= {
+      description: 'Every one of the COMPUTED_READS slots for computed reads stayed taken for COMPUTED_WAIT_MS; `Retry-After` says when to try again',
+      content: problemContent,
+    };
   }
   if ((spec.query || spec.params) && !responses['400']) {
     responses['400'] = { description: 'A parameter is missing or malformed', content: problemContent };

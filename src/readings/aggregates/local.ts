@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { percentileName, type AggregatePeriod } from '../core/params.js';
 import { rollupMetrics, type RollupMetric } from '../reading.js';
 import type { AsOf } from '../core/asOf.js';
-import { keepsWholeHoursNow } from '../core/timeZone.js';
+import { cutsUtcHoursNow } from '../core/timeZone.js';
 import { columnSql, columnsOf, type AggregateColumn } from './columns.js';
 import { decimalOf, rawStatistics, statisticsColumns, type Statistics } from './statistics.js';
 import { readingsSource } from '../core/readingsSource.js';
@@ -160,7 +160,7 @@ export type LocalPeriods = { rows: PeriodRow[]; labels: string[]; seen?: { settl
 export async function localPeriods(
   read: <R extends pg.QueryResultRow>(query: pg.QueryConfig) => Promise<R[]>, args: LocalArgs, intervalSeconds: number, leftOut?: LeftOut,
 ): Promise<LocalPeriods> {
-  const fromReadings = Boolean(args.asOf || leftOut || !keepsWholeHoursNow(args.tz ?? 'UTC'));
+  const fromReadings = Boolean(args.asOf || leftOut || cutsUtcHoursNow(args.tz));
   let rows = await read<(string | number | null)[]>(localStatement(args, intervalSeconds, fromReadings ? 'readings' : 'hourly', leftOut));
   if (!fromReadings && rows.some((row) => row.at(-1) === 0)) rows = await read<(string | number | null)[]>(localStatement(args, intervalSeconds, 'readings', leftOut));
   const first = rows[0];

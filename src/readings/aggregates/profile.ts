@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { PgPool } from '../../db/pgPool.js';
 import { parquetBuffer, type ParquetColumn } from '../../formats/parquet.js';
 import { percentileName } from '../core/params.js';
-import { keepsWholeHoursNow } from '../core/timeZone.js';
+import { cutsUtcHoursNow } from '../core/timeZone.js';
 import type { QualityFlag, RollupMetric } from '../reading.js';
 import { decimalOf, meanSql, rawStatistics, sdSql } from './statistics.js';
 
@@ -74,7 +74,7 @@ export type Profile = { rows: ProfileRow[]; waiting: boolean };
  */
 export async function readProfile(pool: PgPool, args: ProfileArgs): Promise<Profile> {
   type Row = { slot: number; count: number; mean: number | null; sd: number | null; percentiles: number[] | null; whole: boolean; waiting: boolean };
-  const fromReadings = !keepsWholeHoursNow(args.tz);
+  const fromReadings = cutsUtcHoursNow(args.tz);
   let rows = (await pool.read<Row>(profileStatement(args, fromReadings ? 'readings' : 'hourly'))).rows;
   if (!fromReadings && rows.some((row) => !row.whole)) rows = (await pool.read<Row>(profileStatement(args, 'readings'))).rows;
   return {

@@ -16,7 +16,8 @@ import { aggregateQuerySchema, compareQuerySchema, profileQuerySchema } from './
 import { profileColumns, profileCsv, profileParquet, profileResult, readProfile } from './profile.js';
 import { aggregateResultSchema } from './shape.js';
 import type { SeriesSpacings } from '../core/qc/spacings.js';
-import { cutsUtcHours, readCost } from '../core/cost.js';
+import { readCost } from '../core/cost.js';
+import { cutsUtcHoursNow } from '../core/timeZone.js';
 
 const aggregateSchema = z
   .object({ station: z.string(), period: z.string(), tz: z.string().optional().openapi({ description: 'With tz: the zone the buckets are of' }), count: z.number().int(), results: z.array(aggregateResultSchema) })
@@ -53,7 +54,7 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
     api,
     {
       method: 'get', path: '/api/v1/data/aggregate/', operationId: 'aggregateReadings', cache: cachePolicy.live, tag: 'Readings',
-      cost: (query, ctx) => readCost(query, ctx, query.qc === 'pass' || Boolean(query.percentiles?.length) || cutsUtcHours(query.tz)),
+      cost: (query, ctx) => readCost(query, ctx, query.qc === 'pass' || Boolean(query.percentiles?.length) || cutsUtcHoursNow(query.tz)),
       summary: 'Count, mean, min, max, standard deviation and coverage of the metrics per hour, day, week or month',
       description: 'Exact, and the same to the bit however the rows are read: each mean and sample standard deviation is computed from exact decimal sums of the readings\' values (each value the shortest decimal that reads back as the stored number) and rounded to a double once, so the rollups, a read `as_of`, `qc=pass`, any `tz` and a snapshot give the same figures as a GROUP BY computing that definition over the raw readings; count, min and max are the GROUP BY\'s. Weeks start Monday 00:00 UTC, months on the 1st; buckets without readings are absent. Without `metrics` each result has temperature_c_mean, _min and _max, humidity_rh_mean, pressure_hpa_mean and pm2_5_mean, then the standard deviation of each metric it gives a mean of, `expected` and `coverage_pct`; with `metrics` it has, per metric named, `<metric>_count`, `_mean`, `_min`, `_max` and `_sd`, then `expected` and `coverage_pct`. `expected` is the readings the station\'s `interval_seconds` implies for the part of the bucket inside the range (rounded up); `coverage_pct` is `count` against it. `output=csv` gives the same columns as text/csv, as an attachment, opened like every download by `# ` comment lines with the licence and a citation (also in `X-Attribution` and a `Link: rel="license"` header), then the header row. `output=parquet` gives them as a Parquet file (period_start a UTC timestamp in microseconds, counts and expected 64-bit integers, the rest doubles), the licence and citation in its key-value metadata. With `as_of`, the periods are summed from the readings as the archive held them at that instant (the citation, the Parquet metadata and `Memento-Datetime` name it). With `tz` (an IANA zone), buckets are that zone\'s calendar hours, days, weeks (from Monday) and months: `period_start` carries its offset then (2026-03-29T00:00:00+01:00), the day of a clock change has 23 or 25 hours and its `expected` follows, a clock set back gives its repeated hour twice (each with its offset), from_date and to_date are the zone\'s dates, and the answer names `tz`. For a zone whose offset is a whole number of hours over the range, the buckets are summed from the hourly rollup; for the others (India, Nepal, Newfoundland), whose hours and days cut the rollup\'s UTC hours, from the readings, as exact and slower. `percentiles` (from the readings, as percentile_cont) and `min_coverage` (openair\'s data.thresh) apply to every zone. A read after a backfill of the station waits for its rollups\' refresh; when that refresh fails or takes more than 10 s, the last exact answer is given instead, with a `Memento-Datetime` header saying as of when it was exact (without an earlier answer, the refresh is tried again and waited for).',
       query: aggregateQuerySchema(config.defaultStation),
@@ -128,7 +129,7 @@ export function addAggregateRoutes(api: Api, spacings: SeriesSpacings): void {
     api,
     {
       method: 'get', path: '/api/v1/data/profile/', operationId: 'profileReadings', cache: cachePolicy.live, tag: 'Readings',
-      cost: (query, ctx) => readCost({}, ctx, Boolean(query.percentiles?.length) || cutsUtcHours(query.tz)),
+      cost: (query, ctx) => readCost({}, ctx, Boolean(query.percentiles?.length) || cutsUtcHoursNow(query.tz)),
       summary: 'A metric\'s diurnal, weekly or yearly cycle: its statistics per hour of the day, day of the week or month of the zone\'s calendar',
       description: 'Each slot (by=hour_of_day: 0 to 23; day_of_week: 1 Monday to 7 Sunday; month_of_year: 1 to 12, of the zone `tz`, UTC by default) gives the metric\'s values counted, their mean and sample standard deviation, and with `percentiles` each percentile as `pNN` (percentile_cont over the slot\'s values), over the range (the zone\'s dates) and the quality filter; slots without values are absent. Exact, as on /data/aggregate/: mean and standard deviation from exact decimal sums rounded once, the same to the bit from the hourly rollup for a zone whose offset is a whole number of hours, from the readings otherwise and for percentiles. `output=csv` and `output=parquet` give the same columns as a download does, with the licence and citation.',
       query: profileQuerySchema(config.defaultStation),

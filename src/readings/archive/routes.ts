@@ -9,13 +9,13 @@ import { z } from '../../http/zod.js';
 import { stationIdSchema } from '../../http/params.js';
 import { parquetType } from '../../formats/parquet.js';
 import { licenseUrl } from '../core/attribution.js';
-import { instantAsOf } from '../core/asOf.js';
+import { instantAsOf, type AsOf } from '../core/asOf.js';
 import { finerThanMillisecond, finerThanMillisecondReason } from '../core/millisecond.js';
 import { requireStation, requireStations } from '../core/scope.js';
 import { SnapshotTooLargeError, type SnapshotSource } from '../core/snapshotSource.js';
 import { listChanges } from './changes.js';
 import { sendFile } from './fileAnswer.js';
-import { parseSnapshotUrl } from './snapshotQuery.js';
+import { parseSnapshotUrl, type SnapshotQuery } from './snapshotQuery.js';
 import {
   checkSnapshotLimits, isStored, readStoredFile, SnapshotQuotaError, SnapshotStoreFullError, storeMadeFile, type SnapshotLimits,
 } from './snapshotStore.js';
@@ -72,6 +72,11 @@ const changesQuery = z.object({
     .refine((text) => !finerThanMillisecond(text), finerThanMillisecondReason)
     .openapi({ example: '2026-01-01T00:00:00Z', description: 'List what changed after this instant (ISO 8601, to the millisecond: a digit other than zero below it is a 400); not in the future' }),
 });
+// Making a snapshot, or comparing one, waited for a slot of its class in vain.
+const slotsTaken = {
+  description: 'Every one of the SNAPSHOTS_AT_ONCE slots for snapshots made or compared stayed taken for COMPUTED_WAIT_MS',
+  headers: { 'Retry-After': 'Seconds until the client may try again' },
+};
 const idParams = z.object({ id: z.string().openapi({ description: 'The snapshot\'s id, as its creation gave it' }) });
 
 // Enough for any URL of the API: a snapshot request is one URL.
@@ -141,7 +146,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
           description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared, or its snapshots of the last 24 hours and this one would be more than SNAPSHOT_QUOTA_MB (`snapshot-quota-exceeded`, with `limit` and `limit_mb`)',
           headers: { 'Retry-After': 'Seconds until the client may try again; absent when the snapshot alone is more than its quota' },
         },
-        503: { description: 'Every one of the SNAPSHOTS_AT_ONCE slots for snapshots made or compared stayed taken for COMPUTED_WAIT_MS', headers: { 'Retry-After': 'Seconds until the client may try again' } },
+        503: slotsTaken,
       },
     },
     async (ctx) => {
@@ -153,18 +158,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
       // A given as_of is checked as a request's own would be: an instant in the future is a 400.
       const given = q.asOf === undefined ? undefined : instantAsOf('url: as_of', q.asOf);
       await requireStations(db.pool, q.source.stations(q.query));
-      const limits: SnapshotLimits = { client: ctx.ip, quotaMb: config.snapshotQuotaMb, storeMb: config.snapshotStoreMb };
-      const row = (given && await findSnapshotAsOf(db, q, given)) || await (async () => {
-        await claimSlot(ctx);
-        // Refused before anything is made when the client or the store is full already.
-        await checkSnapshotLimits(db.pool, limits, 0);
-        return createSnapshot(db, config.baseUrl, q, maxBytes, given, limits);
-      })().catch((error: unknown) => {
-        if (error instanceof SnapshotTooLargeError) {
-          throw invalidParameters([{ param: 'url', message: `names more than SNAPSHOT_MAX_MB (${config.snapshotMaxMb}) MiB of data: narrow its range or its stations` }]);
-        }
-        throw limitProblem(error);
-      });
+      const row = (given && await findSnapshotAsOf(db, q, given)) || await makeSnapshot(ctx, q, given);
       ctx.status = 201;
       ctx.set('Location', snapshotUrl(config.baseUrl, row.id));
       ctx.body = record(row);
@@ -225,6 +219,25 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
   }
 
   /**
+   * Makes a snapshot of `q` (or finds the one of the same result), within the client's slot and the
+   * store's limits, each refusal as the problem a client reads.
+   */
+  async function makeSnapshot(ctx: Context, q: SnapshotQuery, given: AsOf | undefined): Promise<SnapshotRow> {
+    const limits: SnapshotLimits = { client: ctx.ip, quotaMb: config.snapshotQuotaMb, storeMb: config.snapshotStoreMb };
+    await claimSlot(ctx);
+    try {
+      // Refused before anything is made when the client or the store is full already.
+      await checkSnapshotLimits(db.pool, limits, 0);
+      return await createSnapshot(db, config.baseUrl, q, maxBytes, given, limits);
+    } catch (error) {
+      if (error instanceof SnapshotTooLargeError) {
+        throw invalidParameters([{ param: 'url', message: `names more than SNAPSHOT_MAX_MB (${config.snapshotMaxMb}) MiB of data: narrow its range or its stations` }]);
+      }
+      throw limitProblem(error);
+    }
+  }
+
+  /**
    * Stores the file of a snapshot made before files were kept, made again from the archive and checked
    * against its digest, once for concurrent requests of this instance (storeMadeFile stores it once
    * whatever the other instances do).
@@ -281,7 +294,7 @@ export function addArchiveRoutes(api: Api, sources: readonly SnapshotSource[]): 
         },
         404: { description: 'No snapshot has this id' },
         429: { description: 'This client already has DOWNLOADS_PER_CLIENT (2) snapshots being made or compared' },
-        503: { description: 'Every one of the SNAPSHOTS_AT_ONCE slots for snapshots made or compared stayed taken for COMPUTED_WAIT_MS', headers: { 'Retry-After': 'Seconds until the client may try again' } },
+        503: slotsTaken,
       },
     },
     async (ctx, { params }) => {

@@ -92,11 +92,13 @@ async function insertChunks(tx: CommonQueryMethods, id: string, format: string, 
   }
 }
 
-/** Whether a file of `size` bytes is stored whole: all its chunks are there (a count of the index, no chunk read). */
-export async function isStored(db: Db, id: string, format: string, size: number): Promise<boolean> {
-  const count = await db.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
+/** How many chunks of a file are stored: a count of the index, no chunk read. */
+const storedChunks = (db: CommonQueryMethods, id: string, format: string) => db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from snapshot_chunks where snapshot_id = ${id} and format = ${format}`);
-  return count === chunksOf(size);
+
+/** Whether a file of `size` bytes is stored whole: all its chunks are there. */
+export async function isStored(db: Db, id: string, format: string, size: number): Promise<boolean> {
+  return (await storedChunks(db.pool, id, format)) === chunksOf(size);
 }
 
 /**
@@ -107,9 +109,7 @@ export async function isStored(db: Db, id: string, format: string, size: number)
 export async function storeMadeFile(db: Db, id: string, format: string, bytes: Buffer): Promise<void> {
   await db.pool.transaction(async (tx) => {
     await tx.query(sql.type(z.object({}))`select pg_advisory_xact_lock(hashtext(${`envmon snapshot ${id} ${format}`}))`);
-    const count = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
-      select count(*)::int as count from snapshot_chunks where snapshot_id = ${id} and format = ${format}`);
-    if (count === chunksOf(bytes.length)) return;
+    if ((await storedChunks(tx, id, format)) === chunksOf(bytes.length)) return;
     await tx.query(sql.type(z.object({}))`delete from snapshot_chunks where snapshot_id = ${id} and format = ${format}`);
     await insertChunks(tx, id, format, bytes);
   });
@@ -150,8 +150,7 @@ export function readStoredFile(pool: PgPool, id: string, format: string, start: 
  * absent), 'incomplete' when some of its chunks are missing or of the wrong size.
  */
 export async function storedDigest(db: Db, id: string, format: string, size: number): Promise<string | null> {
-  const count = await db.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
-    select count(*)::int as count from snapshot_chunks where snapshot_id = ${id} and format = ${format}`);
+  const count = await storedChunks(db.pool, id, format);
   if (count === 0) return null;
   const hash = createHash('sha256');
   try {

@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
 import type { CostClass } from '../../http/costSlots.js';
-import { keepsWholeHoursNow } from './timeZone.js';
 
 /**
  * The cost of a read of the readings (costSlots.ts): computed when it is summed or flagged from the
@@ -10,6 +9,3 @@ import { keepsWholeHoursNow } from './timeZone.js';
 export function readCost(query: { as_of?: string }, ctx: Context, fromReadings = false): CostClass {
   return fromReadings || query.as_of !== undefined || ctx.get('accept-datetime') !== '' ? 'computed' : 'cheap';
 }
-
-/** Whether a zone's buckets cut the rollups' UTC hours, so that they are grouped from the readings. */
-export const cutsUtcHours = (tz: string | undefined) => tz !== undefined && !keepsWholeHoursNow(tz);

@@ -75,8 +75,11 @@ export function offsetMinutes(zone: string, at: Date = new Date()): number {
   return match ? (match[1] === '-' ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3])) : 0;
 }
 
-/** Whether the zone's offset now is a whole number of hours (India's, Nepal's and Newfoundland's are not): whether the hourly rollup can answer for it. */
-export const keepsWholeHoursNow = (zone: string) => offsetMinutes(zone) % 60 === 0;
+/**
+ * Whether the zone's offset now is not a whole number of hours (India's, Nepal's, Newfoundland's), so that
+ * its hours cut the hourly rollup's and its buckets are read from the readings; UTC when absent.
+ */
+export const cutsUtcHoursNow = (zone: string | undefined) => zone !== undefined && offsetMinutes(zone) % 60 !== 0;
 
 /** The zone an answer's buckets are of, other than UTC: UTC is the rollup levels' own calendar, an answer as without tz. */
 export const bucketZone = (tz: string | undefined): string | undefined => (tz === 'UTC' ? undefined : tz);

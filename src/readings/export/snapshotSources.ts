@@ -48,10 +48,13 @@ export function historicalSnapshotSource(defaultStation: string | undefined): Sn
   // The window ends at the instant the snapshot was made, also when its query is answered as of another.
   const windowEndOf = (asOf: AsOf, pinned: Pinned) => pinned.windowEnd ?? asOf.iso;
   return anySource<HistoricalQuery>({
-    ...readingsFiles<HistoricalQuery>((query, asOf, pinned) => ({
-      stationIds: [requestOf(query).stationId], quality: query.quality, withStation: false, allColumns: true, asOf,
-      after: requestOf(query).windowStart(windowEndOf(asOf, pinned)), qc: pinned.qc,
-    })),
+    ...readingsFiles<HistoricalQuery>((query, asOf, pinned) => {
+      const request = requestOf(query);
+      return {
+        stationIds: [request.stationId], quality: query.quality, withStation: false, allColumns: true, asOf,
+        after: request.windowStart(windowEndOf(asOf, pinned)), qc: pinned.qc,
+      };
+    }),
     path: '/api/v1/data/historical/',
     schema: historicalQuerySchema(defaultStation),
     stations: (query) => [requestOf(query).stationId],
